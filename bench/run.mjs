@@ -1,0 +1,445 @@
+// Benchmark orchestrator: `npm run bench` / `node bench/run.mjs [options]`.
+//
+// Starts bench/server.mjs in its own process, then for every scenario runs every contender in turn,
+// each turn in a fresh bench/client.mjs process, rounds interleaved with the contender order rotated.
+// Prints a Markdown report on stdout (progress goes to stderr) and writes bench/results/latest.json.
+//
+// Options (flags win over environment):
+//   --quick                  ~1 s smoke run (1 round, short windows, fewer latency samples)
+//   --seconds=N              measured window per turn        (env BENCH_SECONDS, default 5)
+//   --warmup=N               warm-up seconds per turn        (env BENCH_WARMUP, default 1)
+//   --rounds=N               rounds per scenario             (env BENCH_ROUNDS, default 2)
+//   --latency-requests=N     timed requests, latency mode    (env BENCH_LATENCY_REQUESTS, default 3000)
+//   --contenders=a,b         subset of contenders            (env BENCH_CONTENDERS)
+//   --scenarios=a,b          subset of small,64k,latency     (env BENCH_SCENARIOS)
+// Environment only:
+//   BENCH_FERRO=path         ferro entry module to load instead of dist/index.js
+import { fork } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+
+const BENCH_DIR = path.dirname(fileURLToPath(import.meta.url));
+const ROOT = path.resolve(BENCH_DIR, '..');
+// BENCH_FERRO may point at another build of ferro (a file path to its entry module).
+const FERRO_ENTRY = path.resolve(process.env.BENCH_FERRO ?? path.join(ROOT, 'dist', 'index.js'));
+const RESULTS_FILE = path.join(BENCH_DIR, 'results', 'latest.json');
+
+const ALL_CONTENDERS = ['ferro-request', 'ferro-dispatch', 'undici-request', 'undici-dispatch', 'node-http'];
+// Each contender is compared with undici's same API.
+const BASELINE = {
+  'ferro-request': 'undici-request',
+  'ferro-dispatch': 'undici-dispatch',
+  'undici-request': 'undici-request',
+  'undici-dispatch': 'undici-dispatch',
+  'node-http': 'undici-request',
+};
+
+// ----------------------------------------------------------------------------------------- options
+
+function parseArgs(argv) {
+  const out = {};
+  for (const arg of argv) {
+    const m = /^--([^=]+)(?:=(.*))?$/.exec(arg);
+    if (!m) throw new Error(`unexpected argument: ${arg}`);
+    out[m[1]] = m[2] ?? true;
+  }
+  return out;
+}
+
+function num(value, name) {
+  const n = Number(value);
+  if (!Number.isFinite(n) || n <= 0) throw new Error(`${name} must be a positive number, got ${value}`);
+  return n;
+}
+
+function list(value) {
+  return String(value)
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+}
+
+const args = parseArgs(process.argv.slice(2));
+const env = process.env;
+const quick = args.quick === true;
+const opt = {
+  quick,
+  seconds: num(args.seconds ?? env.BENCH_SECONDS ?? (quick ? 1 : 5), 'seconds'),
+  warmup: num(args.warmup ?? env.BENCH_WARMUP ?? (quick ? 0.5 : 1), 'warmup'),
+  rounds: Math.round(num(args.rounds ?? env.BENCH_ROUNDS ?? (quick ? 1 : 2), 'rounds')),
+  latencyRequests: Math.round(
+    num(args['latency-requests'] ?? env.BENCH_LATENCY_REQUESTS ?? (quick ? 500 : 3000), 'latency-requests'),
+  ),
+  contenders: list(args.contenders ?? env.BENCH_CONTENDERS ?? ALL_CONTENDERS.join(',')),
+  scenarios: list(args.scenarios ?? env.BENCH_SCENARIOS ?? 'small,64k,latency'),
+};
+for (const c of opt.contenders) if (!ALL_CONTENDERS.includes(c)) throw new Error(`unknown contender ${c}`);
+
+const THROUGHPUT = { mode: 'throughput', concurrency: 100, connections: 50, pipelining: 10 };
+const SCENARIOS = {
+  small: { ...THROUGHPUT, path: '/small', expectBytes: 12, title: 'small body (12 B)' },
+  '64k': { ...THROUGHPUT, path: '/64k', expectBytes: 65536, title: '64 KiB body' },
+  latency: {
+    mode: 'latency',
+    concurrency: 1,
+    connections: 1,
+    pipelining: 1,
+    path: '/small',
+    expectBytes: 12,
+    title: '1 request in flight, 1 connection, small body',
+  },
+};
+for (const s of opt.scenarios) if (!SCENARIOS[s]) throw new Error(`unknown scenario ${s}`);
+
+// undici 8 needs Node >= 22.19; older Node gets the undici7 alias.
+function nodeAtLeast(major, minor) {
+  const [ma, mi] = process.versions.node.split('.').map(Number);
+  return ma > major || (ma === major && mi >= minor);
+}
+const UNDICI_PKG = nodeAtLeast(22, 19) ? 'undici' : 'undici7';
+
+function readJson(file) {
+  try {
+    return JSON.parse(fs.readFileSync(file, 'utf8'));
+  } catch {
+    return null;
+  }
+}
+const undiciVersion = readJson(path.join(ROOT, 'node_modules', UNDICI_PKG, 'package.json'))?.version ?? 'not installed';
+const ferroVersion = readJson(path.join(ROOT, 'package.json'))?.version ?? 'unknown';
+
+// ----------------------------------------------------------------------------------------- processes
+
+const children = new Set();
+function killAll() {
+  for (const child of children) {
+    try {
+      child.kill('SIGKILL');
+    } catch {}
+  }
+  children.clear();
+}
+process.on('exit', killAll);
+for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP']) {
+  process.on(sig, () => {
+    killAll();
+    process.exit(130);
+  });
+}
+
+function log(msg) {
+  process.stderr.write(msg + '\n');
+}
+
+function startServer() {
+  return new Promise((resolve, reject) => {
+    const child = fork(path.join(BENCH_DIR, 'server.mjs'), [], {
+      execArgv: ['--max-semi-space-size=16'],
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    });
+    children.add(child);
+    const timer = setTimeout(() => reject(new Error('server did not start within 10 s')), 10_000);
+    const pending = new Map();
+    let nextId = 0;
+    child.on('message', (msg) => {
+      if (msg?.type === 'ready') {
+        clearTimeout(timer);
+        resolve({
+          port: msg.port,
+          // The server's own CPU counter, to see whether it was the bottleneck in a window.
+          cpu() {
+            return new Promise((res) => {
+              const id = nextId++;
+              const t = setTimeout(() => {
+                pending.delete(id);
+                res(null);
+              }, 2000);
+              pending.set(id, (usage) => {
+                clearTimeout(t);
+                res(usage);
+              });
+              child.send({ type: 'cpu', id });
+            });
+          },
+          stop() {
+            children.delete(child);
+            child.kill('SIGKILL');
+          },
+        });
+      } else if (msg?.type === 'cpu') {
+        pending.get(msg.id)?.(msg.usage);
+        pending.delete(msg.id);
+      }
+    });
+    child.on('exit', (code, signal) => {
+      children.delete(child);
+      clearTimeout(timer);
+      reject(new Error(`server exited early (code ${code}, signal ${signal})`));
+    });
+  });
+}
+
+// One turn: fork a client, collect its result, kill it if it hangs.
+function runTurn(server, cfg, timeoutMs) {
+  return new Promise((resolve) => {
+    const child = fork(path.join(BENCH_DIR, 'client.mjs'), [JSON.stringify(cfg)], {
+      execArgv: [],
+      stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
+    });
+    children.add(child);
+    let stderr = '';
+    child.stderr.on('data', (d) => {
+      stderr = (stderr + d).slice(-4000);
+    });
+    let result = null;
+    let timedOut = false;
+    const marks = {};
+    child.on('message', (msg) => {
+      if (msg?.type === 'result') result = msg;
+      else if (msg?.type === 'mark') marks[msg.phase] = server.cpu();
+    });
+    const timer = setTimeout(() => {
+      timedOut = true;
+      child.kill('SIGKILL');
+    }, timeoutMs);
+    child.on('exit', async (code, signal) => {
+      clearTimeout(timer);
+      children.delete(child);
+      if (timedOut && !result) {
+        result = { ok: false, contender: cfg.contender, error: `timed out after ${Math.round(timeoutMs / 1000)} s (killed)` };
+      } else if (!result) {
+        // Name the most telling stderr line (a Rust panic, a JS error, a V8 fatal error).
+        const lines = stderr.split('\n').map((l) => l.trim()).filter(Boolean);
+        const telling = lines.find((l) => /panicked|fatal|error|abort|segmentation/i.test(l)) ?? lines[0];
+        result = {
+          ok: false,
+          contender: cfg.contender,
+          error: `client exited (code ${code}, signal ${signal}) without a result${telling ? `: ${telling}` : ''}`,
+          stderr,
+        };
+      }
+      if (result.ok && marks.start && marks.end) {
+        const [a, b] = await Promise.all([marks.start, marks.end]);
+        if (a && b && result.completed) {
+          result.serverCpuUsPerReq = (b.user - a.user + b.system - a.system) / result.completed;
+        }
+      }
+      delete result.type;
+      resolve(result);
+    });
+  });
+}
+
+// ----------------------------------------------------------------------------------------- report
+
+const fmtInt = (n) => Math.round(n).toLocaleString('en-US');
+const fmt1 = (n) => (n == null ? '–' : n.toFixed(1));
+const ratio = (a, b) => (a == null || b == null || !b ? '–' : `${(a / b).toFixed(2)}×`);
+
+function pickMedian(rounds, key) {
+  const ok = rounds.filter((r) => r.ok);
+  if (!ok.length) return rounds[0] ?? null;
+  const sorted = [...ok].sort((a, b) => key(a) - key(b));
+  // The median round; with an even count the lower middle one (the more conservative).
+  return sorted[Math.floor((sorted.length - 1) / 2)];
+}
+
+function errorCell(r) {
+  let msg = String(r?.error ?? 'no result').replace(/\s+/g, ' ');
+  if (msg.length > 100) msg = msg.slice(0, 99) + '…'; // full text under Errors
+  return `error: ${msg.replace(/\|/g, '\\|')}`;
+}
+
+function throughputTable(results) {
+  const lines = [
+    '| scenario | contender | req/s | CPU µs/req | req/s vs undici | CPU vs undici |',
+    '|---|---|---:|---:|---:|---:|',
+  ];
+  for (const [name, sc] of Object.entries(results)) {
+    if (SCENARIOS[name].mode !== 'throughput') continue;
+    for (const c of opt.contenders) {
+      const r = sc.median[c];
+      if (!r?.ok) {
+        lines.push(`| ${name} | ${c} | ${errorCell(r)} | | | |`);
+        continue;
+      }
+      const base = sc.median[BASELINE[c]];
+      const b = base?.ok ? base : null;
+      lines.push(
+        `| ${name} | ${c} | ${fmtInt(r.reqPerSec)} | ${fmt1(r.cpuUsPerReq)} | ${ratio(r.reqPerSec, b?.reqPerSec)} | ${ratio(r.cpuUsPerReq, b?.cpuUsPerReq)} |`,
+      );
+    }
+  }
+  return lines.join('\n');
+}
+
+function latencyTable(sc) {
+  const lines = [
+    '| contender | p50 µs | p99 µs | mean µs | CPU µs/req | p50 vs undici | p99 vs undici |',
+    '|---|---:|---:|---:|---:|---:|---:|',
+  ];
+  for (const c of opt.contenders) {
+    const r = sc.median[c];
+    if (!r?.ok) {
+      lines.push(`| ${c} | ${errorCell(r)} | | | | | |`);
+      continue;
+    }
+    const base = sc.median[BASELINE[c]];
+    const b = base?.ok ? base.latency : null;
+    const l = r.latency;
+    lines.push(
+      `| ${c} | ${fmt1(l.p50)} | ${fmt1(l.p99)} | ${fmt1(l.mean)} | ${fmt1(r.cpuUsPerReq)} | ${ratio(l.p50, b?.p50)} | ${ratio(l.p99, b?.p99)} |`,
+    );
+  }
+  return lines.join('\n');
+}
+
+// ----------------------------------------------------------------------------------------- main
+
+async function main() {
+  const cpus = os.cpus();
+  const machine = {
+    cpuModel: cpus[0]?.model ?? 'unknown',
+    cpus: cpus.length,
+    memoryGiB: Math.round((os.totalmem() / 2 ** 30) * 10) / 10,
+    os: `${os.type()} ${os.release()} ${os.arch()}`,
+    loadAvgAtStart: os.loadavg().map((x) => Math.round(x * 100) / 100),
+    node: process.versions.node,
+    undici: { package: UNDICI_PKG, version: undiciVersion },
+    ferro: { version: ferroVersion, built: fs.existsSync(FERRO_ENTRY) },
+  };
+
+  const out = [];
+  out.push('# ferro benchmark', '');
+  out.push(`- machine: ${machine.cpus} × ${machine.cpuModel}, ${machine.memoryGiB} GiB, ${machine.os}`);
+  out.push(`- load average at start: ${machine.loadAvgAtStart.join(', ')} (other load on the machine skews req/s)`);
+  out.push(`- node: v${machine.node}`);
+  out.push(`- undici: ${undiciVersion} (package \`${UNDICI_PKG}\`, chosen for Node ${process.versions.node})`);
+  const entry = path.relative(ROOT, FERRO_ENTRY);
+  out.push(`- ferro: ${ferroVersion}, ${entry}${machine.ferro.built ? '' : ' missing (not built)'}`);
+  out.push(
+    `- settings: ${opt.seconds} s measured after ${opt.warmup} s warm-up per turn, ${opt.rounds} round(s), ` +
+      `median round shown; throughput: 100 in flight, Pool 50 connections × pipelining 10; ` +
+      `latency: ${opt.latencyRequests} sequential requests on 1 connection`,
+  );
+  if (opt.quick) out.push('- **quick run**: smoke test only, numbers are noisy');
+  // Print the header now so a long run shows what it is doing.
+  process.stdout.write(out.join('\n') + '\n\n');
+
+  const server = await startServer();
+  const origin = `http://127.0.0.1:${server.port}`;
+  log(`server on ${origin}`);
+
+  const ferroUrl = pathToFileURL(FERRO_ENTRY).href;
+  const results = {};
+  for (const name of opt.scenarios) {
+    const sc = SCENARIOS[name];
+    const rounds = Object.fromEntries(opt.contenders.map((c) => [c, []]));
+    for (let round = 0; round < opt.rounds; round++) {
+      // Rotate the order each round so no contender always runs first or last.
+      const k = round % opt.contenders.length;
+      const order = [...opt.contenders.slice(k), ...opt.contenders.slice(0, k)];
+      for (const contender of order) {
+        const cfg = {
+          contender,
+          origin,
+          path: sc.path,
+          expectBytes: sc.expectBytes,
+          mode: sc.mode,
+          concurrency: sc.concurrency,
+          connections: sc.connections,
+          pipelining: sc.pipelining,
+          warmupMs: opt.warmup * 1000,
+          durationMs: opt.seconds * 1000,
+          requests: opt.latencyRequests,
+          undiciPkg: UNDICI_PKG,
+          ferroUrl,
+        };
+        const timeoutMs =
+          sc.mode === 'latency'
+            ? 30_000 + opt.latencyRequests * 20 // 20 ms per request is far beyond any sane latency
+            : (opt.warmup + opt.seconds) * 1000 + 20_000;
+        const r = await runTurn(server, cfg, timeoutMs);
+        r.round = round;
+        rounds[contender].push(r);
+        const summary = r.ok
+          ? sc.mode === 'latency'
+            ? `p50 ${fmt1(r.latency.p50)} µs, p99 ${fmt1(r.latency.p99)} µs`
+            : `${fmtInt(r.reqPerSec)} req/s, ${fmt1(r.cpuUsPerReq)} µs CPU/req`
+          : `error: ${r.error}`;
+        const serverCpu = r.serverCpuUsPerReq != null ? ` [server ${fmt1(r.serverCpuUsPerReq)} µs CPU/req]` : '';
+        log(`[${name}] round ${round + 1}/${opt.rounds} ${contender}: ${summary}${serverCpu}${r.errors ? ` (${r.errors} errors)` : ''}`);
+      }
+    }
+    const median = {};
+    for (const c of opt.contenders) {
+      median[c] = pickMedian(rounds[c], sc.mode === 'latency' ? (r) => r.latency.p50 : (r) => -r.reqPerSec);
+    }
+    results[name] = { ...sc, rounds, median };
+  }
+  server.stop();
+
+  const report = [];
+  if (Object.values(results).some((s) => s.mode === 'throughput')) {
+    report.push('## Throughput', '', throughputTable(results), '');
+  }
+  if (results.latency) report.push(`## Latency: ${SCENARIOS.latency.title}`, '', latencyTable(results.latency), '');
+  report.push(
+    'Ratios compare with undici\'s same API (ferro-request and node-http vs undici-request, ferro-dispatch vs ' +
+      'undici-dispatch): req/s above 1.00× is faster, CPU and latency below 1.00× are better.',
+    '',
+  );
+
+  // Errors and warnings from every turn, not only the median ones; identical messages grouped.
+  const notes = new Map();
+  const note = (msg, where) => notes.set(msg, [...(notes.get(msg) ?? []), where]);
+  for (const [name, sc] of Object.entries(results)) {
+    for (const c of opt.contenders) {
+      for (const r of sc.rounds[c]) {
+        const where = `${name}/${c}${opt.rounds > 1 ? `#${r.round + 1}` : ''}`;
+        if (!r.ok) note(r.error, where);
+        else {
+          if (r.errors) note(`${r.errors} failed requests in the window; first: ${r.firstError}`, where);
+          if (r.undrained) note(`${r.undrained} requests still in flight 5 s after the window`, where);
+        }
+      }
+    }
+  }
+  if (notes.size) {
+    report.push('## Errors', '', ...[...notes].map(([msg, where]) => `- ${msg} (${where.join(', ')})`), '');
+  }
+  process.stdout.write(report.join('\n'));
+
+  // Keep every round in the JSON, but not the full latency sample of every turn twice.
+  const json = {
+    date: new Date().toISOString(),
+    machine: { ...machine, loadAvgAtEnd: os.loadavg().map((x) => Math.round(x * 100) / 100) },
+    options: opt,
+    scenarios: Object.fromEntries(
+      Object.entries(results).map(([name, sc]) => [
+        name,
+        {
+          ...sc,
+          median: Object.fromEntries(Object.entries(sc.median).map(([c, r]) => [c, r ? { round: r.round, ok: r.ok } : null])),
+        },
+      ]),
+    ),
+  };
+  fs.mkdirSync(path.dirname(RESULTS_FILE), { recursive: true });
+  fs.writeFileSync(RESULTS_FILE, JSON.stringify(json, null, 2) + '\n');
+  log(`results written to ${path.relative(process.cwd(), RESULTS_FILE) || RESULTS_FILE}`);
+}
+
+main().then(
+  () => {
+    killAll();
+    process.exit(0);
+  },
+  (err) => {
+    log(`bench failed: ${err?.stack ?? err}`);
+    killAll();
+    process.exit(1);
+  },
+);

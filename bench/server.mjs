@@ -1,0 +1,55 @@
+// Benchmark target: a plain node:http server, run in its own process.
+//
+//   GET /small  -> 200, 12-byte text body with content-length
+//   GET /64k    -> 200, 65536-byte body (precomputed Buffer) with content-length
+//
+// When forked with an IPC channel it sends { type: 'ready', port } to the parent and answers
+// { type: 'cpu', id } with { type: 'cpu', id, usage } (its own process.cpuUsage()), so the parent can
+// tell how much CPU the server spent during a measured window. Started by hand
+// (`node bench/server.mjs [port]`) it prints the port on stdout.
+import http from 'node:http';
+
+const SMALL = Buffer.from('hello world\n', 'latin1'); // 12 bytes
+const BIG = Buffer.alloc(65536);
+for (let i = 0; i < BIG.length; i++) BIG[i] = 97 + (i % 26); // 'a'..'z', cheap to eyeball
+
+const SMALL_HEADERS = { 'content-type': 'text/plain', 'content-length': String(SMALL.length) };
+const BIG_HEADERS = { 'content-type': 'application/octet-stream', 'content-length': String(BIG.length) };
+
+function reply(res, headers, body) {
+  res.writeHead(200, headers);
+  res.end(body);
+}
+
+const server = http.createServer((req, res) => {
+  // GET requests carry no body; resume() makes sure a stray body cannot stall the socket.
+  req.resume();
+  switch (req.url) {
+    case '/small':
+      return reply(res, SMALL_HEADERS, SMALL);
+    case '/64k':
+      return reply(res, BIG_HEADERS, BIG);
+    default:
+      res.writeHead(404, { 'content-length': '0' });
+      res.end();
+  }
+});
+
+server.keepAliveTimeout = 10 * 60 * 1000; // never close an idle keep-alive connection during a run
+server.maxRequestsPerSocket = 0; // unlimited requests per connection
+// headersTimeout / requestTimeout: Node defaults.
+
+const port = Number(process.argv[2] ?? 0);
+server.listen(port, '127.0.0.1', () => {
+  const { port } = server.address();
+  if (process.send) process.send({ type: 'ready', port });
+  else console.log(port);
+});
+
+if (process.send) {
+  process.on('message', (msg) => {
+    if (msg && msg.type === 'cpu') process.send({ type: 'cpu', id: msg.id, usage: process.cpuUsage() });
+  });
+  // The parent went away (crashed, killed, finished): do not linger.
+  process.on('disconnect', () => process.exit(0));
+}

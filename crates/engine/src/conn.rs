@@ -1,0 +1,555 @@
+//! One connection task: drives the sans-IO codec over a transport, with the pipelining rules,
+//! backpressure (pause stops reading), timeouts and keep-alive. Reads, writes, control flags and
+//! timers are all handled in one hand-written `poll`, so a connection is a single task and a single
+//! wake-up serves everything that became ready.
+use crate::engine::EventSink;
+use crate::error::{errno_name, ErrorCode};
+use crate::events::{self, Writer};
+use crate::h1::{encode_request_head, BodyFraming, Decoded, Expect, ResponseDecoder};
+use crate::pool::Pool;
+use crate::request::{flags, Request};
+use crate::transport::{ConnectError, Transport};
+use bytes::BytesMut;
+use std::collections::VecDeque;
+use std::future::{poll_fn, Future};
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+use std::time::Duration;
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+use tokio::time::{Instant, Sleep};
+
+const READ_CHUNK: usize = 64 * 1024;
+/// Rounds of read/write work per poll before yielding to other connections.
+const BUDGET: usize = 16;
+/// How often one request may be re-sent after connections failed under it.
+const MAX_RETRIES: u8 = 3;
+
+pub(crate) async fn run(pool: Arc<Pool>, conn_id: u64) {
+    let io = match Transport::connect(&pool.opts.target, pool.opts.connect_timeout).await {
+        Ok(io) => io,
+        Err(ConnectError::Timeout) => {
+            return pool.on_connect_failed(conn_id, ErrorCode::ConnectTimeout, "", "Connect Timeout Error");
+        }
+        Err(ConnectError::Io(e)) => {
+            let msg = format!("connect {}: {e}", errno_name(&e));
+            return pool.on_connect_failed(conn_id, ErrorCode::Connect, errno_name(&e), &msg);
+        }
+    };
+    pool.on_connected();
+    let mut conn = Conn::new(pool.clone(), conn_id, io);
+    let end = poll_fn(|cx| conn.poll(cx)).await;
+    conn.finish(end);
+}
+
+/// Why a connection ended.
+pub(crate) enum End {
+    /// Closed on purpose (idle timeout, no reuse, pool closing): nothing failed.
+    Clean(&'static str),
+    /// Failed: the request at the head of the pipeline gets this error, the rest are re-queued.
+    Failed { code: ErrorCode, errno: &'static str, message: String },
+    /// An in-flight request was aborted from JS; the socket cannot be reused mid-response.
+    Aborted,
+}
+
+struct InFlight {
+    req: Request,
+    /// Any byte of its response was seen (so it can no longer be re-sent).
+    started: bool,
+    /// The final (non-1xx) head arrived.
+    head_done: bool,
+    body_bytes: u64,
+}
+
+struct Conn {
+    pool: Arc<Pool>,
+    sink: Arc<dyn EventSink>,
+    id: u64,
+    io: Transport,
+    rbuf: BytesMut,
+    wbuf: Vec<u8>,
+    wpos: usize,
+    /// Requests are only "written" once all of wbuf went out; `unwritten` counts the tail of
+    /// `inflight` still in wbuf.
+    unwritten: usize,
+    decoder: ResponseDecoder,
+    inflight: VecDeque<InFlight>,
+    /// A blocking request is outstanding without its headers: no more pipelining.
+    blocked: bool,
+    /// No more requests on this connection (reset requested, server said close, poisoned...).
+    no_reuse: bool,
+    served: u64,
+    keep_alive: Duration,
+    timer: Pin<Box<Sleep>>,
+    armed: Instant,
+    /// When the front request was fully written, or its last body chunk arrived, or idle began.
+    mark: Instant,
+}
+
+fn far_future() -> Instant {
+    Instant::now() + Duration::from_secs(86400 * 365)
+}
+
+impl Conn {
+    fn new(pool: Arc<Pool>, id: u64, io: Transport) -> Conn {
+        let sink = pool.shared.sink.clone();
+        let armed = far_future();
+        Conn {
+            decoder: ResponseDecoder::new(pool.opts.max_header_size),
+            keep_alive: pool.opts.keep_alive_timeout,
+            pool,
+            sink,
+            id,
+            io,
+            rbuf: BytesMut::with_capacity(READ_CHUNK),
+            wbuf: Vec::with_capacity(4096),
+            wpos: 0,
+            unwritten: 0,
+            inflight: VecDeque::new(),
+            blocked: false,
+            no_reuse: false,
+            served: 0,
+            timer: Box::pin(tokio::time::sleep_until(armed)),
+            armed,
+            mark: Instant::now(),
+        }
+    }
+
+    fn pipelining(&self) -> usize {
+        self.pool.opts.pipelining.max(1)
+    }
+
+    fn poll(&mut self, cx: &mut Context<'_>) -> Poll<End> {
+        for _ in 0..BUDGET {
+            if let Some(end) = self.check_control() {
+                return Poll::Ready(end);
+            }
+            self.fill(cx);
+            let mut progress = match self.write(cx) {
+                Ok(p) => p,
+                Err(end) => return Poll::Ready(end),
+            };
+            if self.can_read() {
+                match self.read(cx) {
+                    Ok(p) => progress |= p,
+                    Err(end) => return Poll::Ready(end),
+                }
+            }
+            if self.inflight.is_empty() && self.wbuf.is_empty() {
+                let st = self.pool.state.lock();
+                if st.destroyed || (st.closing && st.queue.is_empty()) {
+                    return Poll::Ready(End::Clean("closed"));
+                }
+                drop(st);
+                if self.no_reuse {
+                    return Poll::Ready(End::Clean("connection not reusable"));
+                }
+            }
+            if !progress {
+                return match self.poll_timer(cx) {
+                    Some(end) => Poll::Ready(end),
+                    None => Poll::Pending,
+                };
+            }
+        }
+        // Budget used up with work left: let other connections run, then come back.
+        cx.waker().wake_by_ref();
+        Poll::Pending
+    }
+
+    /// Pause and abort set by JS. An aborted request that is already on the wire takes the
+    /// connection down with it (its response bytes cannot be skipped safely).
+    fn check_control(&mut self) -> Option<End> {
+        if self.inflight.iter().any(|f| f.req.ctl.aborted()) {
+            return Some(End::Aborted);
+        }
+        None
+    }
+
+    fn can_read(&self) -> bool {
+        match self.inflight.front() {
+            Some(f) => !f.req.ctl.paused(),
+            None => true,
+        }
+    }
+
+    /// Pulls queued requests this connection may take now and encodes them into the write buffer.
+    fn fill(&mut self, cx: &mut Context<'_>) {
+        if self.no_reuse || self.blocked {
+            return;
+        }
+        let cap = self.pipelining();
+        let pool = self.pool.clone();
+        let mut st = pool.state.lock();
+        if st.destroyed {
+            return;
+        }
+        let mut took = false;
+        while self.inflight.len() < cap && !self.blocked && !self.no_reuse {
+            let Some(next) = st.queue.front() else {
+                if !st.waiting.iter().any(|(id, _)| *id == self.id) {
+                    st.waiting.push((self.id, cx.waker().clone()));
+                }
+                break;
+            };
+            if next.ctl.aborted() {
+                let r = st.queue.pop_front().expect("front exists");
+                self.pool.shared.forget(r.id);
+                continue;
+            }
+            // undici's rules: only idempotent requests join a non-empty pipeline; upgrades never do.
+            if !self.inflight.is_empty() && (!next.has(flags::IDEMPOTENT) || next.has(flags::UPGRADE)) {
+                // Another connection may be free to take it.
+                if let Some(pos) = st.waiting.iter().position(|(id, _)| *id != self.id) {
+                    let (_, w) = st.waiting.swap_remove(pos);
+                    w.wake();
+                }
+                break;
+            }
+            let req = st.queue.pop_front().expect("front exists");
+            took = true;
+            self.start(req, cx);
+        }
+        if took {
+            st.waiting.retain(|(id, _)| *id != self.id);
+        }
+    }
+
+    fn start(&mut self, req: Request, cx: &Context<'_>) {
+        let framing = match &req.body {
+            Some(b) => BodyFraming::Length(b.len() as u64),
+            None => BodyFraming::None,
+        };
+        let before = self.wbuf.len();
+        let kind = match encode_request_head(&req.head, framing, req.has(flags::RESET), &mut self.wbuf) {
+            Ok(k) => k,
+            Err(e) => {
+                let id = req.id;
+                self.pool.shared.forget(id);
+                let msg = e.to_string();
+                self.pool.emit(|w| w.error(events::ERROR, id, ErrorCode::InvalidArgument, "", &msg));
+                return;
+            }
+        };
+        debug_assert!(self.wbuf.len() > before);
+        if let Some(b) = &req.body {
+            self.wbuf.extend_from_slice(b);
+        }
+        self.decoder.push_expect(Expect { head: kind.head, connect: kind.connect, upgrade: req.has(flags::UPGRADE) });
+        req.ctl.set_waker(cx.waker());
+        if req.has(flags::BLOCKING) {
+            self.blocked = true;
+        }
+        if req.has(flags::RESET) || kind.connect || req.has(flags::UPGRADE) {
+            self.no_reuse = true;
+        }
+        self.served += 1;
+        let max = self.pool.opts.max_requests_per_connection;
+        if max > 0 && self.served >= max {
+            self.no_reuse = true;
+        }
+        self.unwritten += 1;
+        self.inflight.push_back(InFlight { req, started: false, head_done: false, body_bytes: 0 });
+    }
+
+    fn write(&mut self, cx: &mut Context<'_>) -> Result<bool, End> {
+        let mut progress = false;
+        while self.wpos < self.wbuf.len() {
+            match Pin::new(&mut self.io).poll_write(cx, &self.wbuf[self.wpos..]) {
+                Poll::Ready(Ok(0)) => return Err(self.io_failure(std::io::ErrorKind::WriteZero.into())),
+                Poll::Ready(Ok(n)) => {
+                    self.wpos += n;
+                    progress = true;
+                }
+                Poll::Ready(Err(e)) => return Err(self.io_failure(e)),
+                Poll::Pending => break,
+            }
+        }
+        if !self.wbuf.is_empty() && self.wpos == self.wbuf.len() {
+            self.wbuf.clear();
+            self.wpos = 0;
+            if self.unwritten == self.inflight.len() {
+                // The front request just finished going out: its headers timeout starts now.
+                self.mark = Instant::now();
+            }
+            self.unwritten = 0;
+        }
+        Ok(progress)
+    }
+
+    fn io_failure(&self, e: std::io::Error) -> End {
+        End::Failed { code: ErrorCode::Socket, errno: errno_name(&e), message: e.to_string() }
+    }
+
+    fn read(&mut self, cx: &mut Context<'_>) -> Result<bool, End> {
+        if self.rbuf.capacity() - self.rbuf.len() < READ_CHUNK / 4 {
+            self.rbuf.reserve(READ_CHUNK);
+        }
+        let n = {
+            let spare = self.rbuf.spare_capacity_mut();
+            let mut rb = ReadBuf::uninit(spare);
+            match Pin::new(&mut self.io).poll_read(cx, &mut rb) {
+                Poll::Ready(Ok(())) => rb.filled().len(),
+                Poll::Ready(Err(e)) => return Err(self.io_failure(e)),
+                Poll::Pending => return Ok(false),
+            }
+        };
+        if n == 0 {
+            return Err(self.on_eof());
+        }
+        // SAFETY: poll_read initialised and filled exactly `n` bytes of the spare capacity.
+        unsafe { self.rbuf.set_len(self.rbuf.len() + n) };
+        self.on_bytes()?;
+        Ok(true)
+    }
+
+    /// Decodes everything buffered and hands the events to JS in one batch.
+    fn on_bytes(&mut self) -> Result<(), End> {
+        let sink = self.sink.clone();
+        let mut result = Ok(());
+        let mut done: Vec<u32> = Vec::new();
+        sink.write(&mut |q| {
+            let mut w = Writer::new(q);
+            result = self.decode_into(&mut w, &mut done);
+        });
+        for id in done {
+            self.pool.shared.forget(id);
+        }
+        result
+    }
+
+    fn decode_into(&mut self, w: &mut Writer<'_>, done: &mut Vec<u32>) -> Result<(), End> {
+        loop {
+            if self.inflight.front().is_some_and(|f| f.req.ctl.paused()) {
+                // Leave the rest buffered until JS resumes.
+                return Ok(());
+            }
+            let item = match self.decoder.decode(&mut self.rbuf) {
+                Ok(Some(item)) => item,
+                Ok(None) => break,
+                Err(e) => {
+                    return Err(End::Failed { code: ErrorCode::from_decode(&e), errno: "", message: e.to_string() })
+                }
+            };
+            let Some(front) = self.inflight.front_mut() else {
+                return Err(End::Failed { code: ErrorCode::Parser, errno: "", message: "response without a request".into() });
+            };
+            front.started = true;
+            let id = front.req.id;
+            match item {
+                Decoded::Head(head) => {
+                    if head.status >= 200 {
+                        front.head_done = true;
+                        self.blocked = false;
+                        self.mark = Instant::now();
+                        if !head.keep_alive {
+                            self.no_reuse = true;
+                        }
+                        self.keep_alive = self.keep_alive_for(head.keep_alive_timeout_ms);
+                    }
+                    w.head(id, &head);
+                }
+                Decoded::Data(chunk) => {
+                    front.body_bytes += chunk.len() as u64;
+                    if let Some(max) = self.pool.opts.max_response_size {
+                        if front.body_bytes > max {
+                            return Err(End::Failed {
+                                code: ErrorCode::ResponseTooLarge,
+                                errno: "",
+                                message: "Response content exceeded max size".into(),
+                            });
+                        }
+                    }
+                    self.mark = Instant::now();
+                    w.data(id, &chunk);
+                }
+                Decoded::End { trailers } => {
+                    w.end(id, trailers.as_ref());
+                    self.inflight.pop_front();
+                    done.push(id);
+                    self.mark = Instant::now();
+                }
+                Decoded::Upgrade(_) => {
+                    return Err(End::Failed {
+                        code: ErrorCode::Parser,
+                        errno: "",
+                        message: "upgrade responses are not supported yet".into(),
+                    });
+                }
+            }
+        }
+        if self.inflight.is_empty() && !self.rbuf.is_empty() {
+            // Bytes nobody asked for: the connection is out of step with the server; never reuse it.
+            return Err(End::Clean("unsolicited bytes after a complete response"));
+        }
+        Ok(())
+    }
+
+    fn on_eof(&mut self) -> End {
+        let mut ended = None;
+        let res = self.decoder.eof();
+        match res {
+            Ok(Some(Decoded::End { trailers })) => {
+                if let Some(front) = self.inflight.pop_front() {
+                    let id = front.req.id;
+                    self.pool.emit(|w| w.end(id, trailers.as_ref()));
+                    self.pool.shared.forget(id);
+                }
+                ended = Some(End::Clean("closed after a close-delimited body"));
+            }
+            Ok(_) => {}
+            Err(e) => {
+                return End::Failed { code: ErrorCode::from_decode(&e), errno: "", message: e.to_string() };
+            }
+        }
+        ended.unwrap_or_else(|| {
+            if self.inflight.is_empty() {
+                End::Clean("other side closed")
+            } else {
+                End::Failed { code: ErrorCode::Socket, errno: "", message: "other side closed".into() }
+            }
+        })
+    }
+
+    /// Keep-alive for the next idle period: the server's hint minus the threshold, capped.
+    fn keep_alive_for(&self, hint_ms: Option<u64>) -> Duration {
+        let o = &self.pool.opts;
+        match hint_ms {
+            Some(ms) => Duration::from_millis(ms)
+                .saturating_sub(o.keep_alive_timeout_threshold)
+                .min(o.keep_alive_max_timeout),
+            None => o.keep_alive_timeout,
+        }
+    }
+
+    /// One timer serves the headers, body and keep-alive timeouts. It is only re-armed when the
+    /// deadline moves earlier or it fires early, so body chunks don't touch the timer wheel.
+    fn poll_timer(&mut self, cx: &mut Context<'_>) -> Option<End> {
+        loop {
+            let (deadline, what) = self.deadline();
+            let deadline = deadline?;
+            if deadline < self.armed || self.timer.is_elapsed() {
+                self.timer.as_mut().reset(deadline);
+                self.armed = deadline;
+            }
+            match self.timer.as_mut().poll(cx) {
+                Poll::Pending => return None,
+                Poll::Ready(()) => {
+                    if Instant::now() >= deadline {
+                        return Some(what);
+                    }
+                    // Fired for an older deadline; loop re-arms for the current one.
+                    self.armed = deadline;
+                    self.timer.as_mut().reset(deadline);
+                }
+            }
+        }
+    }
+
+    fn deadline(&self) -> (Option<Instant>, End) {
+        match self.inflight.front() {
+            None => {
+                if self.keep_alive.is_zero() {
+                    return (Some(self.mark), End::Clean("socket idle timeout"));
+                }
+                (Some(self.mark + self.keep_alive), End::Clean("socket idle timeout"))
+            }
+            Some(f) if f.req.ctl.paused() => (None, End::Clean("")),
+            Some(f) if !f.head_done => {
+                if self.unwritten == self.inflight.len() {
+                    return (None, End::Clean(""));
+                }
+                match f.req.headers_timeout {
+                    Some(t) => (
+                        Some(self.mark + t),
+                        End::Failed { code: ErrorCode::HeadersTimeout, errno: "", message: "Headers Timeout Error".into() },
+                    ),
+                    None => (None, End::Clean("")),
+                }
+            }
+            Some(f) => match f.req.body_timeout {
+                Some(t) => (
+                    Some(self.mark + t),
+                    End::Failed { code: ErrorCode::BodyTimeout, errno: "", message: "Body Timeout Error".into() },
+                ),
+                None => (None, End::Clean("")),
+            },
+        }
+    }
+
+    /// Settles every request still on this connection: the head of the pipeline fails with the
+    /// cause (unless it never saw a response byte and may be re-sent); the rest go back to the queue.
+    fn finish(&mut self, end: End) {
+        let pool = self.pool.clone();
+        let (code, errno, message) = match &end {
+            End::Clean(m) => (ErrorCode::Info, "", m.to_string()),
+            End::Failed { code, errno, message } => (*code, *errno, message.clone()),
+            End::Aborted => (ErrorCode::Info, "", "request aborted".to_string()),
+        };
+        let inflight = std::mem::take(&mut self.inflight);
+        let mut requeue = Vec::new();
+        let mut failed = Vec::new();
+        let reused = self.served > inflight.len() as u64;
+        for (i, f) in inflight.into_iter().enumerate() {
+            if f.req.ctl.aborted() {
+                pool.shared.forget(f.req.id);
+                continue;
+            }
+            // A request behind the head never had a chance; the head may be re-sent only when no
+            // byte of its response arrived and the failure is the connection's, not the response's.
+            let resendable = !f.started
+                && f.req.has(flags::IDEMPOTENT)
+                && f.req.retries < MAX_RETRIES
+                && (i > 0 || (reused && code == ErrorCode::Socket) || matches!(end, End::Aborted));
+            if resendable {
+                requeue.push(f.req);
+            } else {
+                failed.push(f.req.id);
+            }
+        }
+        // Without a failure cause (clean close with requests aboard, e.g. the server closed after
+        // `connection: close`), requests that cannot be re-sent fail as a socket error.
+        let fail_code = if code == ErrorCode::Info { ErrorCode::Socket } else { code };
+        pool.emit(|w| {
+            for id in &failed {
+                w.error(events::ERROR, *id, fail_code, errno, &message);
+            }
+            for r in &requeue {
+                w.empty(events::RETRY, r.id);
+            }
+        });
+        for id in &failed {
+            pool.shared.forget(*id);
+        }
+        if !requeue.is_empty() {
+            let mut st = pool.state.lock();
+            for mut r in requeue.into_iter().rev() {
+                r.retries += 1;
+                st.queue.push_front(r);
+            }
+        }
+        pool.on_disconnected(self.id, code, &message);
+    }
+}
+
+impl Drop for Conn {
+    /// Reached with requests aboard only when the task was torn down by a panic or by the runtime
+    /// shutting down: fail them rather than leave JS waiting forever.
+    fn drop(&mut self) {
+        if self.inflight.is_empty() {
+            return;
+        }
+        let ids: Vec<u32> = self.inflight.drain(..).map(|f| f.req.id).collect();
+        let destroyed = self.pool.state.lock().destroyed;
+        if !destroyed {
+            self.pool.emit(|w| {
+                for id in &ids {
+                    w.error(events::ERROR, *id, ErrorCode::Internal, "", "ferro engine: connection task ended unexpectedly");
+                }
+            });
+        }
+        for id in ids {
+            self.pool.shared.forget(id);
+        }
+    }
+}

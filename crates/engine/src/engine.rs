@@ -1,0 +1,105 @@
+//! The engine: its own tokio runtime on its own thread(s), the table of live requests (for
+//! pause / resume / abort from JS) and the sink events go to.
+use crate::pool::{Pool, PoolOptions};
+use crate::request::ReqCtl;
+use parking_lot::Mutex;
+use std::collections::HashMap;
+use std::sync::Arc;
+use tokio::runtime::{Builder, Handle};
+
+/// Where packed events go (see `events.rs`). The binding implements it with a queue that wakes
+/// the JS thread when it goes from empty to non-empty.
+pub trait EventSink: Send + Sync + 'static {
+    /// Runs `write` with the queue locked so a whole batch lands at once.
+    fn write(&self, write: &mut dyn FnMut(&mut Vec<u8>));
+}
+
+pub struct Shared {
+    pub handle: Handle,
+    pub sink: Arc<dyn EventSink>,
+    reqs: Mutex<HashMap<u32, Arc<ReqCtl>>>,
+}
+
+impl Shared {
+    pub(crate) fn register(&self, id: u32) -> Arc<ReqCtl> {
+        let ctl = Arc::new(ReqCtl::default());
+        self.reqs.lock().insert(id, ctl.clone());
+        ctl
+    }
+    pub(crate) fn forget(&self, id: u32) {
+        self.reqs.lock().remove(&id);
+    }
+    fn ctl(&self, id: u32) -> Option<Arc<ReqCtl>> {
+        self.reqs.lock().get(&id).cloned()
+    }
+}
+
+pub struct Engine {
+    shared: Arc<Shared>,
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+    // Kept so a multi-worker runtime lives as long as the engine.
+    runtime: Option<tokio::runtime::Runtime>,
+}
+
+impl Engine {
+    /// `workers == 1` runs a current-thread runtime on one dedicated thread (the default: fewest
+    /// cross-thread hand-offs); more uses tokio's multi-thread scheduler.
+    pub fn new(workers: usize, sink: Arc<dyn EventSink>) -> std::io::Result<Engine> {
+        if workers <= 1 {
+            let rt = Builder::new_current_thread().enable_all().build()?;
+            let handle = rt.handle().clone();
+            let (tx, rx) = tokio::sync::oneshot::channel::<()>();
+            std::thread::Builder::new().name("ferro-engine".into()).spawn(move || {
+                rt.block_on(async {
+                    let _ = rx.await;
+                });
+                // Connection tasks still alive are dropped here, closing their sockets.
+                rt.shutdown_background();
+            })?;
+            Ok(Engine { shared: Self::shared(handle, sink), stop: Some(tx), runtime: None })
+        } else {
+            let rt = Builder::new_multi_thread()
+                .worker_threads(workers)
+                .thread_name("ferro-engine")
+                .enable_all()
+                .build()?;
+            let handle = rt.handle().clone();
+            Ok(Engine { shared: Self::shared(handle, sink), stop: None, runtime: Some(rt) })
+        }
+    }
+
+    fn shared(handle: Handle, sink: Arc<dyn EventSink>) -> Arc<Shared> {
+        Arc::new(Shared { handle, sink, reqs: Mutex::new(HashMap::new()) })
+    }
+
+    pub fn create_pool(&self, id: u32, opts: PoolOptions) -> Arc<Pool> {
+        Pool::new(id, opts, self.shared.clone())
+    }
+
+    pub fn pause(&self, id: u32) {
+        if let Some(c) = self.shared.ctl(id) {
+            c.pause();
+        }
+    }
+    pub fn resume(&self, id: u32) {
+        if let Some(c) = self.shared.ctl(id) {
+            c.resume();
+        }
+    }
+    pub fn abort(&self, id: u32) {
+        if let Some(c) = self.shared.ctl(id) {
+            c.abort();
+        }
+    }
+}
+
+impl Drop for Engine {
+    fn drop(&mut self) {
+        if let Some(tx) = self.stop.take() {
+            let _ = tx.send(());
+        }
+        if let Some(rt) = self.runtime.take() {
+            rt.shutdown_background();
+        }
+    }
+}

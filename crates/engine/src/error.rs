@@ -1,0 +1,63 @@
+//! Error kinds the engine reports; each maps to one typed error class in `ts/core/errors.ts`.
+use crate::h1::DecodeError;
+
+#[repr(u16)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ErrorCode {
+    /// The connection failed or the peer closed it mid-response (SocketError).
+    Socket = 1,
+    /// A malformed or ambiguous response (HTTPParserError).
+    Parser = 2,
+    /// The peer closed before a Content-Length body was complete (ResponseContentLengthMismatchError).
+    ContentLengthMismatch = 3,
+    /// The response head exceeded maxHeaderSize (HeadersOverflowError).
+    HeadersOverflow = 4,
+    HeadersTimeout = 5,
+    BodyTimeout = 6,
+    ConnectTimeout = 7,
+    /// Connecting failed (an OS error such as ECONNREFUSED; errno carries its name).
+    Connect = 8,
+    /// The body exceeded maxResponseSize (ResponseExceededMaxSizeError).
+    ResponseTooLarge = 9,
+    /// The request could not be encoded (InvalidArgumentError).
+    InvalidArgument = 10,
+    /// A bug in the engine (a caught panic): reported, never fatal to the process.
+    Internal = 11,
+    /// Informational: the connection ended normally (disconnect without fault, e.g. keep-alive expiry).
+    Info = 12,
+}
+
+impl ErrorCode {
+    pub fn from_decode(e: &DecodeError) -> ErrorCode {
+        match e {
+            DecodeError::Parse(_) => ErrorCode::Parser,
+            DecodeError::HeadersOverflow => ErrorCode::HeadersOverflow,
+            DecodeError::ContentLengthMismatch { .. } => ErrorCode::ContentLengthMismatch,
+            DecodeError::Closed => ErrorCode::Socket,
+        }
+    }
+}
+
+/// The symbolic name of an OS error, as Node reports it in `err.code`.
+pub fn errno_name(e: &std::io::Error) -> &'static str {
+    use std::io::ErrorKind::*;
+    match e.kind() {
+        ConnectionRefused => "ECONNREFUSED",
+        ConnectionReset => "ECONNRESET",
+        ConnectionAborted => "ECONNABORTED",
+        NotFound => "ENOENT",
+        PermissionDenied => "EACCES",
+        AddrInUse => "EADDRINUSE",
+        AddrNotAvailable => "EADDRNOTAVAIL",
+        BrokenPipe => "EPIPE",
+        TimedOut => "ETIMEDOUT",
+        HostUnreachable => "EHOSTUNREACH",
+        NetworkUnreachable => "ENETUNREACH",
+        _ => match e.raw_os_error() {
+            Some(111) => "ECONNREFUSED",
+            Some(104) => "ECONNRESET",
+            Some(2) => "ENOENT",
+            _ => "",
+        },
+    }
+}

@@ -1,0 +1,105 @@
+//! The packed event format that crosses into JavaScript: many events in one buffer per wake of the
+//! JS thread (DESIGN §2). Every event is `kind: u8, id: u32 LE, len: u32 LE, payload[len]`, so the
+//! decoder in `ts/native/events.ts` can skip kinds it does not know. Integers are little-endian.
+//!
+//! Payloads:
+//! - HEAD (request id): status u16, reason_len u16, reason, then a header list.
+//! - DATA (request id): the body bytes.
+//! - END (request id): a header list (trailers; count 0 when none).
+//! - ERROR (request id): an error record.
+//! - CONNECTED (pool id): empty.
+//! - DISCONNECTED / CONNECT_FAILED (pool id): an error record.
+//! - RETRY (request id): empty — the request went back to the queue after its connection failed
+//!   before any response byte arrived (JS calls `onRequestStart` again when it is re-sent).
+//!
+//! A header list is `count: u16`, then per field `name_len: u16, name, value_len: u32, value`.
+//! An error record is `code: u16, errno_len: u16, errno (e.g. "ECONNREFUSED", may be empty), message`.
+use crate::error::ErrorCode;
+use crate::h1::{Head, HeaderBlock};
+
+pub const HEAD: u8 = 1;
+pub const DATA: u8 = 2;
+pub const END: u8 = 3;
+pub const ERROR: u8 = 4;
+pub const CONNECTED: u8 = 5;
+pub const DISCONNECTED: u8 = 6;
+pub const CONNECT_FAILED: u8 = 7;
+pub const RETRY: u8 = 8;
+
+/// Appends events to a byte queue. Writes the header with a placeholder length and patches it,
+/// so payloads are written straight into the queue without an intermediate buffer.
+pub struct Writer<'a> {
+    out: &'a mut Vec<u8>,
+}
+
+impl<'a> Writer<'a> {
+    pub fn new(out: &'a mut Vec<u8>) -> Self {
+        Writer { out }
+    }
+
+    fn begin(&mut self, kind: u8, id: u32, reserve: usize) -> usize {
+        self.out.reserve(9 + reserve);
+        self.out.push(kind);
+        self.out.extend_from_slice(&id.to_le_bytes());
+        let at = self.out.len();
+        self.out.extend_from_slice(&[0; 4]);
+        at
+    }
+
+    fn finish(&mut self, at: usize) {
+        let len = (self.out.len() - at - 4) as u32;
+        self.out[at..at + 4].copy_from_slice(&len.to_le_bytes());
+    }
+
+    fn header_list<'h>(&mut self, fields: impl Iterator<Item = (&'h [u8], &'h [u8])>, count: usize) {
+        // Counts beyond u16 cannot occur: the decoder caps the number of fields far below that.
+        self.out.extend_from_slice(&(count.min(u16::MAX as usize) as u16).to_le_bytes());
+        for (name, value) in fields.take(u16::MAX as usize) {
+            let name = &name[..name.len().min(u16::MAX as usize)];
+            self.out.extend_from_slice(&(name.len() as u16).to_le_bytes());
+            self.out.extend_from_slice(name);
+            self.out.extend_from_slice(&(value.len() as u32).to_le_bytes());
+            self.out.extend_from_slice(value);
+        }
+    }
+
+    pub fn head(&mut self, id: u32, head: &Head) {
+        let at = self.begin(HEAD, id, head.headers.block.len() + 8 * head.headers.len() + 16);
+        self.out.extend_from_slice(&head.status.to_le_bytes());
+        let reason = &head.reason[..head.reason.len().min(u16::MAX as usize)];
+        self.out.extend_from_slice(&(reason.len() as u16).to_le_bytes());
+        self.out.extend_from_slice(reason);
+        self.header_list(head.headers.iter(), head.headers.len());
+        self.finish(at);
+    }
+
+    pub fn data(&mut self, id: u32, chunk: &[u8]) {
+        let at = self.begin(DATA, id, chunk.len());
+        self.out.extend_from_slice(chunk);
+        self.finish(at);
+    }
+
+    pub fn end(&mut self, id: u32, trailers: Option<&HeaderBlock>) {
+        let at = self.begin(END, id, trailers.map_or(2, |t| t.block.len() + 8 * t.len() + 2));
+        match trailers {
+            Some(t) => self.header_list(t.iter(), t.len()),
+            None => self.out.extend_from_slice(&0u16.to_le_bytes()),
+        }
+        self.finish(at);
+    }
+
+    pub fn error(&mut self, kind: u8, id: u32, code: ErrorCode, errno: &str, message: &str) {
+        let at = self.begin(kind, id, 4 + errno.len() + message.len());
+        self.out.extend_from_slice(&(code as u16).to_le_bytes());
+        let errno = &errno.as_bytes()[..errno.len().min(u16::MAX as usize)];
+        self.out.extend_from_slice(&(errno.len() as u16).to_le_bytes());
+        self.out.extend_from_slice(errno);
+        self.out.extend_from_slice(message.as_bytes());
+        self.finish(at);
+    }
+
+    pub fn empty(&mut self, kind: u8, id: u32) {
+        let at = self.begin(kind, id, 0);
+        self.finish(at);
+    }
+}

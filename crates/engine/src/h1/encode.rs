@@ -1,0 +1,452 @@
+//! HTTP/1.1 request-head encoding.
+//!
+//! The JS side hands over one packed string per request (`METHOD\0PATH\0name\0value...`) so the
+//! boundary carries a single string instead of an array of objects. This module validates it and
+//! writes the wire form in one pass, straight into the connection's output buffer.
+
+use std::fmt;
+
+/// How the request body is delimited on the wire.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BodyFraming {
+    /// No body: neither `content-length` nor `transfer-encoding` is written.
+    None,
+    /// A body of exactly this many bytes.
+    Length(u64),
+    /// A body of unknown length, sent with `encode_chunk` and ended with `LAST_CHUNK`.
+    Chunked,
+}
+
+/// What the decoder must know about the request to frame its response.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct RequestKind {
+    /// The method is `HEAD`: the response has no body whatever its headers say.
+    pub head: bool,
+    /// The method is `CONNECT`: a 2xx response turns the connection into a tunnel.
+    pub connect: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum EncodeError {
+    InvalidMethod,
+    InvalidPath,
+    /// Carries the offending name.
+    InvalidHeaderName(String),
+    /// Carries the header's *name*, not its value: values may be secrets and may be large.
+    InvalidHeaderValue(String),
+    /// The packed string is not `METHOD\0PATH(\0name\0value)*\0?`.
+    Malformed,
+}
+
+impl fmt::Display for EncodeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            EncodeError::InvalidMethod => f.write_str("invalid method"),
+            EncodeError::InvalidPath => f.write_str("invalid request path"),
+            EncodeError::InvalidHeaderName(n) => write!(f, "invalid header name: {n}"),
+            EncodeError::InvalidHeaderValue(n) => write!(f, "invalid header value for: {n}"),
+            EncodeError::Malformed => f.write_str("malformed request head"),
+        }
+    }
+}
+
+impl std::error::Error for EncodeError {}
+
+/// The terminating chunk of a chunked body (no trailers).
+pub const LAST_CHUNK: &[u8] = b"0\r\n\r\n";
+
+/// RFC 9110 §5.6.2 tchar, as a lookup table so validation is one load per byte.
+const TCHAR: [bool; 256] = {
+    let mut t = [false; 256];
+    let mut i = 0;
+    while i < 256 {
+        let b = i as u8;
+        t[i] = b.is_ascii_alphanumeric()
+            || matches!(
+                b,
+                b'!' | b'#'
+                    | b'$'
+                    | b'%'
+                    | b'&'
+                    | b'\''
+                    | b'*'
+                    | b'+'
+                    | b'-'
+                    | b'.'
+                    | b'^'
+                    | b'_'
+                    | b'`'
+                    | b'|'
+                    | b'~'
+            );
+        i += 1;
+    }
+    t
+};
+
+#[inline]
+fn is_token(s: &[u8]) -> bool {
+    !s.is_empty() && s.iter().all(|&b| TCHAR[b as usize])
+}
+
+#[inline]
+fn is_valid_path(s: &[u8]) -> bool {
+    // Anything at or below SP (controls, SP itself) or DEL would let the path escape the
+    // request line; everything else (including raw non-ASCII) is the JS side's business.
+    !s.is_empty() && s.iter().all(|&b| b > 0x20 && b != 0x7f)
+}
+
+#[inline]
+fn is_valid_value(s: &[u8]) -> bool {
+    // CR/LF would inject header lines; NUL cannot occur (it is the separator) but is checked
+    // anyway so the function stands on its own.
+    !s.iter().any(|&b| b == b'\r' || b == b'\n' || b == 0)
+}
+
+/// Appends the decimal form of `n` without allocating.
+fn push_decimal(out: &mut Vec<u8>, mut n: u64) {
+    let mut tmp = [0u8; 20];
+    let mut i = tmp.len();
+    loop {
+        i -= 1;
+        tmp[i] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    out.extend_from_slice(&tmp[i..]);
+}
+
+/// Appends the lowercase hexadecimal form of `n` without allocating.
+fn push_hex(out: &mut Vec<u8>, mut n: u64) {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let mut tmp = [0u8; 16];
+    let mut i = tmp.len();
+    loop {
+        i -= 1;
+        tmp[i] = DIGITS[(n & 0xf) as usize];
+        n >>= 4;
+        if n == 0 {
+            break;
+        }
+    }
+    out.extend_from_slice(&tmp[i..]);
+}
+
+/// Encodes a request head from the packed `METHOD\0PATH\0name\0value...` form.
+///
+/// Header pairs are written in the given order, followed by `connection` (`close` when `reset`)
+/// and the framing header. On error `out` is restored to its previous length.
+pub fn encode_request_head(
+    packed: &str,
+    framing: BodyFraming,
+    reset: bool,
+    out: &mut Vec<u8>,
+) -> Result<RequestKind, EncodeError> {
+    let start = out.len();
+    let res = write_head(packed, framing, reset, out);
+    if res.is_err() {
+        out.truncate(start);
+    }
+    res
+}
+
+fn write_head(
+    packed: &str,
+    framing: BodyFraming,
+    reset: bool,
+    out: &mut Vec<u8>,
+) -> Result<RequestKind, EncodeError> {
+    // Every `\0` becomes at most two bytes; the fixed parts fit in the slack. One reserve keeps
+    // the common case to a single growth.
+    out.reserve(packed.len() + 128);
+
+    let mut fields = packed.split('\0');
+
+    let method = fields.next().unwrap_or("").as_bytes();
+    if !is_token(method) {
+        return Err(EncodeError::InvalidMethod);
+    }
+    let path = match fields.next() {
+        Some(p) => p.as_bytes(),
+        None => return Err(EncodeError::Malformed),
+    };
+    if !is_valid_path(path) {
+        return Err(EncodeError::InvalidPath);
+    }
+    out.extend_from_slice(method);
+    out.push(b' ');
+    out.extend_from_slice(path);
+    out.extend_from_slice(b" HTTP/1.1\r\n");
+
+    while let Some(name) = fields.next() {
+        let value = match fields.next() {
+            Some(v) => v,
+            // A lone empty field at the end is the optional trailing separator.
+            None if name.is_empty() => break,
+            None => return Err(EncodeError::Malformed),
+        };
+        if !is_token(name.as_bytes()) {
+            return Err(EncodeError::InvalidHeaderName(name.to_owned()));
+        }
+        if !is_valid_value(value.as_bytes()) {
+            return Err(EncodeError::InvalidHeaderValue(name.to_owned()));
+        }
+        out.extend_from_slice(name.as_bytes());
+        out.extend_from_slice(b": ");
+        out.extend_from_slice(value.as_bytes());
+        out.extend_from_slice(b"\r\n");
+    }
+
+    out.extend_from_slice(if reset {
+        b"connection: close\r\n".as_slice()
+    } else {
+        b"connection: keep-alive\r\n".as_slice()
+    });
+    match framing {
+        BodyFraming::None => {}
+        BodyFraming::Length(n) => {
+            out.extend_from_slice(b"content-length: ");
+            push_decimal(out, n);
+            out.extend_from_slice(b"\r\n");
+        }
+        BodyFraming::Chunked => out.extend_from_slice(b"transfer-encoding: chunked\r\n"),
+    }
+    out.extend_from_slice(b"\r\n");
+
+    Ok(RequestKind {
+        head: method == b"HEAD",
+        connect: method == b"CONNECT",
+    })
+}
+
+/// Appends one chunk of a chunked body. Empty data writes nothing: a zero-size chunk would end
+/// the body, which only `LAST_CHUNK` may do.
+pub fn encode_chunk(data: &[u8], out: &mut Vec<u8>) {
+    if data.is_empty() {
+        return;
+    }
+    out.reserve(data.len() + 20);
+    push_hex(out, data.len() as u64);
+    out.extend_from_slice(b"\r\n");
+    out.extend_from_slice(data);
+    out.extend_from_slice(b"\r\n");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn enc(
+        packed: &str,
+        framing: BodyFraming,
+        reset: bool,
+    ) -> Result<(String, RequestKind), EncodeError> {
+        let mut out = Vec::new();
+        let k = encode_request_head(packed, framing, reset, &mut out)?;
+        Ok((String::from_utf8(out).unwrap(), k))
+    }
+
+    #[test]
+    fn get_exact_bytes() {
+        let (s, k) = enc(
+            "GET\0/index.html?a=1\0host\0example.com\0accept\0*/*",
+            BodyFraming::None,
+            false,
+        )
+        .unwrap();
+        assert_eq!(
+            s,
+            "GET /index.html?a=1 HTTP/1.1\r\nhost: example.com\r\naccept: */*\r\nconnection: keep-alive\r\n\r\n"
+        );
+        assert_eq!(k, RequestKind::default());
+    }
+
+    #[test]
+    fn trailing_separator_allowed() {
+        let a = enc("GET\0/\0host\0h\0", BodyFraming::None, false).unwrap();
+        let b = enc("GET\0/\0host\0h", BodyFraming::None, false).unwrap();
+        assert_eq!(a, b);
+        // No header pairs at all, with and without the trailing separator.
+        let (s, _) = enc("GET\0/", BodyFraming::None, false).unwrap();
+        assert_eq!(s, "GET / HTTP/1.1\r\nconnection: keep-alive\r\n\r\n");
+        let (s2, _) = enc("GET\0/\0", BodyFraming::None, false).unwrap();
+        assert_eq!(s, s2);
+    }
+
+    #[test]
+    fn empty_value_allowed() {
+        let (s, _) = enc("GET\0/\0host\0h\0x-empty\0", BodyFraming::None, false).unwrap();
+        assert_eq!(
+            s,
+            "GET / HTTP/1.1\r\nhost: h\r\nx-empty: \r\nconnection: keep-alive\r\n\r\n"
+        );
+        let (s2, _) = enc("GET\0/\0host\0h\0x-empty\0\0", BodyFraming::None, false).unwrap();
+        assert_eq!(s, s2);
+    }
+
+    #[test]
+    fn post_with_length() {
+        let (s, k) = enc(
+            "POST\0/submit\0host\0a.b\0content-type\0text/plain",
+            BodyFraming::Length(12),
+            false,
+        )
+        .unwrap();
+        assert_eq!(
+            s,
+            "POST /submit HTTP/1.1\r\nhost: a.b\r\ncontent-type: text/plain\r\nconnection: keep-alive\r\ncontent-length: 12\r\n\r\n"
+        );
+        assert_eq!(k, RequestKind::default());
+        let (s, _) = enc("PUT\0/\0host\0a", BodyFraming::Length(0), false).unwrap();
+        assert!(s.ends_with("content-length: 0\r\n\r\n"));
+        let (s, _) = enc("PUT\0/\0host\0a", BodyFraming::Length(u64::MAX), false).unwrap();
+        assert!(s.ends_with("content-length: 18446744073709551615\r\n\r\n"));
+    }
+
+    #[test]
+    fn chunked_and_reset() {
+        let (s, _) = enc("POST\0/up\0host\0h", BodyFraming::Chunked, true).unwrap();
+        assert_eq!(
+            s,
+            "POST /up HTTP/1.1\r\nhost: h\r\nconnection: close\r\ntransfer-encoding: chunked\r\n\r\n"
+        );
+    }
+
+    #[test]
+    fn reset_without_body() {
+        let (s, _) = enc("DELETE\0/x\0host\0h", BodyFraming::None, true).unwrap();
+        assert_eq!(
+            s,
+            "DELETE /x HTTP/1.1\r\nhost: h\r\nconnection: close\r\n\r\n"
+        );
+    }
+
+    #[test]
+    fn request_kind() {
+        assert_eq!(
+            enc("HEAD\0/\0host\0h", BodyFraming::None, false).unwrap().1,
+            RequestKind {
+                head: true,
+                connect: false
+            }
+        );
+        let (s, k) = enc(
+            "CONNECT\0example.com:443\0host\0example.com:443",
+            BodyFraming::None,
+            false,
+        )
+        .unwrap();
+        assert_eq!(
+            k,
+            RequestKind {
+                head: false,
+                connect: true
+            }
+        );
+        assert!(s.starts_with("CONNECT example.com:443 HTTP/1.1\r\n"));
+        // Methods are case-sensitive: lowercase `head` is an extension method, not HEAD.
+        assert_eq!(
+            enc("head\0/", BodyFraming::None, false).unwrap().1,
+            RequestKind::default()
+        );
+    }
+
+    #[test]
+    fn obs_text_and_tab_in_values() {
+        let (s, _) = enc("GET\0/\0x-a\0caf\u{e9}\tb", BodyFraming::None, false).unwrap();
+        assert!(s.contains("x-a: caf\u{e9}\tb\r\n"));
+    }
+
+    #[test]
+    fn validation_errors() {
+        use EncodeError::*;
+        let e = |p: &str| enc(p, BodyFraming::None, false).unwrap_err();
+        assert_eq!(e(""), InvalidMethod);
+        assert_eq!(e("\0/"), InvalidMethod);
+        assert_eq!(e("G T\0/"), InvalidMethod);
+        assert_eq!(e("GET(\0/"), InvalidMethod);
+        assert_eq!(e("GET"), Malformed);
+        assert_eq!(e("GET\0"), InvalidPath);
+        assert_eq!(e("GET\0/a b"), InvalidPath);
+        assert_eq!(e("GET\0/a\tb"), InvalidPath);
+        assert_eq!(e("GET\0/a\rb"), InvalidPath);
+        assert_eq!(e("GET\0/a\x7f"), InvalidPath);
+        assert_eq!(e("GET\0/\0host"), Malformed);
+        assert_eq!(e("GET\0/\0host\0h\0x"), Malformed);
+        assert_eq!(e("GET\0/\0\0v"), InvalidHeaderName(String::new()));
+        assert_eq!(e("GET\0/\0\0"), InvalidHeaderName(String::new()));
+        assert_eq!(e("GET\0/\0x y\0v"), InvalidHeaderName("x y".into()));
+        assert_eq!(e("GET\0/\0x:y\0v"), InvalidHeaderName("x:y".into()));
+        assert_eq!(
+            e("GET\0/\0caf\u{e9}\0v"),
+            InvalidHeaderName("caf\u{e9}".into())
+        );
+        assert_eq!(e("GET\0/\0x\0a\r\nevil: 1"), InvalidHeaderValue("x".into()));
+        assert_eq!(e("GET\0/\0x\0a\nb"), InvalidHeaderValue("x".into()));
+        assert_eq!(e("GET\0/\0x\0a\rb"), InvalidHeaderValue("x".into()));
+    }
+
+    #[test]
+    fn error_messages() {
+        assert_eq!(
+            EncodeError::InvalidHeaderName("x y".into()).to_string(),
+            "invalid header name: x y"
+        );
+        assert_eq!(
+            EncodeError::InvalidHeaderValue("x".into()).to_string(),
+            "invalid header value for: x"
+        );
+        assert_eq!(EncodeError::InvalidMethod.to_string(), "invalid method");
+        assert_eq!(EncodeError::InvalidPath.to_string(), "invalid request path");
+        assert_eq!(EncodeError::Malformed.to_string(), "malformed request head");
+        let _: &dyn std::error::Error = &EncodeError::Malformed;
+    }
+
+    #[test]
+    fn out_untouched_on_error() {
+        let mut out = b"previous bytes".to_vec();
+        for bad in [
+            "GET\0/\0host\0h\0bad name\0v",
+            "GET\0/\0host\0h\0x\0a\rb",
+            "GET\0/\0host\0h\0dangling",
+            "GET\0/ x",
+        ] {
+            let err = encode_request_head(bad, BodyFraming::Chunked, false, &mut out);
+            assert!(err.is_err(), "{bad:?}");
+            assert_eq!(out, b"previous bytes");
+        }
+        // And it appends (does not overwrite) on success.
+        encode_request_head("GET\0/", BodyFraming::None, false, &mut out).unwrap();
+        assert!(out.starts_with(b"previous bytesGET / HTTP/1.1\r\n"));
+    }
+
+    #[test]
+    fn chunks() {
+        let mut out = Vec::new();
+        encode_chunk(b"", &mut out);
+        assert!(out.is_empty());
+        encode_chunk(b"hello", &mut out);
+        assert_eq!(out, b"5\r\nhello\r\n");
+        out.clear();
+        let big = vec![b'x'; 0x1a2b];
+        encode_chunk(&big, &mut out);
+        assert!(out.starts_with(b"1a2b\r\nxxx"));
+        assert!(out.ends_with(b"x\r\n"));
+        assert_eq!(out.len(), 4 + 2 + 0x1a2b + 2);
+        assert_eq!(LAST_CHUNK, b"0\r\n\r\n");
+    }
+
+    #[test]
+    fn decimal_and_hex() {
+        for n in [0u64, 1, 9, 10, 99, 100, 12345, u64::MAX] {
+            let mut v = Vec::new();
+            push_decimal(&mut v, n);
+            assert_eq!(v, n.to_string().as_bytes());
+            let mut h = Vec::new();
+            push_hex(&mut h, n);
+            assert_eq!(h, format!("{n:x}").as_bytes());
+        }
+    }
+}

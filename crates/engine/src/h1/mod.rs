@@ -1,0 +1,7 @@
+//! HTTP/1.1 client codec, sans-IO: request heads are encoded into a byte buffer, response bytes are
+//! decoded into heads, body chunks and ends. No sockets, no timers: `conn/` drives it.
+pub mod decode;
+pub mod encode;
+
+pub use decode::{DecodeError, Decoded, Expect, Head, HeaderBlock, ResponseDecoder};
+pub use encode::{encode_request_head, BodyFraming, EncodeError, RequestKind};

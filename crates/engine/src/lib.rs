@@ -1,0 +1,16 @@
+//! ferro's HTTP engine: pure Rust, no N-API. The binding crate (`src/` at the repository root)
+//! owns a [`Engine`] and moves its packed events to JavaScript.
+pub mod conn;
+pub mod engine;
+pub mod error;
+pub mod events;
+pub mod h1;
+pub mod pool;
+pub mod request;
+pub mod transport;
+
+pub use engine::{Engine, EventSink};
+pub use error::ErrorCode;
+pub use pool::{DispatchError, Pool, PoolOptions};
+pub use request::flags;
+pub use transport::Target;

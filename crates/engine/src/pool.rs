@@ -1,0 +1,208 @@
+//! Per-origin connection sets: one queue of requests shared by up to `connections` connection
+//! tasks, which pull work as they have room for it (pipelining rules live in `conn.rs`).
+use crate::conn;
+use crate::engine::Shared;
+use crate::error::ErrorCode;
+use crate::events::{self, Writer};
+use crate::request::Request;
+use crate::transport::Target;
+use parking_lot::Mutex;
+use std::collections::{HashMap, VecDeque};
+use std::sync::Arc;
+use std::task::Waker;
+use std::time::Duration;
+use tokio::task::AbortHandle;
+
+#[derive(Debug, Clone)]
+pub struct PoolOptions {
+    pub target: Target,
+    /// Maximum connections; 0 means no limit.
+    pub connections: usize,
+    /// Maximum requests in flight on one connection (0 is treated as 1).
+    pub pipelining: usize,
+    pub connect_timeout: Option<Duration>,
+    pub keep_alive_timeout: Duration,
+    pub keep_alive_max_timeout: Duration,
+    pub keep_alive_timeout_threshold: Duration,
+    pub max_header_size: usize,
+    /// Maximum response body size in bytes; None for no limit.
+    pub max_response_size: Option<u64>,
+    /// Close a connection after this many requests; 0 for no limit.
+    pub max_requests_per_connection: u64,
+}
+
+#[derive(Debug)]
+pub enum DispatchError {
+    Destroyed,
+}
+
+pub(crate) struct PoolState {
+    pub queue: VecDeque<Request>,
+    /// Connection tasks alive, connecting or connected.
+    pub live: usize,
+    pub connected: usize,
+    /// Connections with room that wait for work.
+    pub waiting: Vec<(u64, Waker)>,
+    tasks: HashMap<u64, AbortHandle>,
+    next_conn: u64,
+    pub closing: bool,
+    pub destroyed: bool,
+}
+
+pub struct Pool {
+    pub id: u32,
+    pub opts: PoolOptions,
+    pub(crate) shared: Arc<Shared>,
+    pub(crate) state: Mutex<PoolState>,
+}
+
+impl Pool {
+    pub(crate) fn new(id: u32, opts: PoolOptions, shared: Arc<Shared>) -> Arc<Pool> {
+        Arc::new(Pool {
+            id,
+            opts,
+            shared,
+            state: Mutex::new(PoolState {
+                queue: VecDeque::new(),
+                live: 0,
+                connected: 0,
+                waiting: Vec::new(),
+                tasks: HashMap::new(),
+                next_conn: 0,
+                closing: false,
+                destroyed: false,
+            }),
+        })
+    }
+
+    /// Queues a request (called on the JS thread). Wakes a connection with room, or starts one.
+    #[allow(clippy::too_many_arguments)]
+    pub fn dispatch(
+        self: &Arc<Self>,
+        id: u32,
+        head: String,
+        body: Option<Vec<u8>>,
+        flags: u32,
+        headers_timeout: Option<Duration>,
+        body_timeout: Option<Duration>,
+    ) -> Result<(), DispatchError> {
+        let ctl = self.shared.register(id);
+        let req = Request { id, head, body, flags, headers_timeout, body_timeout, ctl, retries: 0 };
+        let mut st = self.state.lock();
+        if st.destroyed {
+            drop(st);
+            self.shared.forget(id);
+            return Err(DispatchError::Destroyed);
+        }
+        st.queue.push_back(req);
+        self.kick(st);
+        Ok(())
+    }
+
+    /// Gets queued work moving: wakes one waiting connection, else starts a new one if allowed.
+    pub(crate) fn kick(self: &Arc<Self>, mut st: parking_lot::MutexGuard<'_, PoolState>) {
+        if let Some((_, w)) = st.waiting.pop() {
+            drop(st);
+            w.wake();
+            return;
+        }
+        if st.destroyed || st.queue.is_empty() {
+            return;
+        }
+        if self.opts.connections == 0 || st.live < self.opts.connections {
+            st.live += 1;
+            let conn_id = st.next_conn;
+            st.next_conn += 1;
+            // Spawned under the lock so the task cannot finish (and unregister) before it is registered.
+            let handle = self.shared.handle.spawn(conn::run(self.clone(), conn_id));
+            st.tasks.insert(conn_id, handle.abort_handle());
+        }
+    }
+
+    /// Graceful close: queued requests still run; idle connections end.
+    pub fn close(&self) {
+        let waiters = {
+            let mut st = self.state.lock();
+            st.closing = true;
+            std::mem::take(&mut st.waiting)
+        };
+        for (_, w) in waiters {
+            w.wake();
+        }
+    }
+
+    /// Abrupt: drops queued requests and kills connection tasks (their sockets close). The JS side
+    /// has already failed the requests, so no events are sent for them.
+    pub fn destroy(&self) {
+        let (queue, tasks) = {
+            let mut st = self.state.lock();
+            st.destroyed = true;
+            st.closing = true;
+            st.waiting.clear();
+            (std::mem::take(&mut st.queue), std::mem::take(&mut st.tasks))
+        };
+        for r in queue {
+            self.shared.forget(r.id);
+        }
+        for (_, t) in tasks {
+            t.abort();
+        }
+    }
+
+    pub(crate) fn emit(&self, f: impl FnOnce(&mut Writer<'_>)) {
+        let mut f = Some(f);
+        self.shared.sink.write(&mut |q| {
+            if let Some(f) = f.take() {
+                f(&mut Writer::new(q));
+            }
+        });
+    }
+
+    pub(crate) fn on_connected(&self) {
+        self.state.lock().connected += 1;
+        self.emit(|w| w.empty(events::CONNECTED, self.id));
+    }
+
+    /// A connection attempt failed. With no connection up, the origin is unreachable for now:
+    /// fail everything queued (undici fails a client's queue the same way).
+    pub(crate) fn on_connect_failed(self: &Arc<Self>, conn_id: u64, code: ErrorCode, errno: &str, msg: &str) {
+        let failed: Vec<Request> = {
+            let mut st = self.state.lock();
+            st.live -= 1;
+            st.tasks.remove(&conn_id);
+            if st.connected == 0 {
+                st.queue.drain(..).collect()
+            } else {
+                Vec::new()
+            }
+        };
+        for r in &failed {
+            self.shared.forget(r.id);
+        }
+        self.emit(|w| {
+            w.error(events::CONNECT_FAILED, self.id, code, errno, msg);
+            for r in &failed {
+                if !r.ctl.aborted() {
+                    w.error(events::ERROR, r.id, code, errno, msg);
+                }
+            }
+        });
+    }
+
+    /// A connected connection ended; requests it handed back are already re-queued.
+    pub(crate) fn on_disconnected(self: &Arc<Self>, conn_id: u64, code: ErrorCode, msg: &str) {
+        let st = {
+            let mut st = self.state.lock();
+            st.live -= 1;
+            st.connected -= 1;
+            st.tasks.remove(&conn_id);
+            st.waiting.retain(|(id, _)| *id != conn_id);
+            st
+        };
+        // Work may remain (re-queued requests, or requests that arrived while every connection was busy).
+        self.kick(st);
+        if !self.state.lock().destroyed {
+            self.emit(|w| w.error(events::DISCONNECTED, self.id, code, "", msg));
+        }
+    }
+}

@@ -1,0 +1,158 @@
+//! The classes JavaScript holds: `NativeEngine` (one per JS environment) and `NativePool` (one per
+//! Client/Pool). Every call is synchronous and cheap: it queues work for the engine thread.
+use crate::queue::Queue;
+use ferro_engine::{Engine, Pool, PoolOptions, Target};
+use napi::bindgen_prelude::*;
+use napi::JsValue;
+use napi_derive::napi;
+use std::sync::Arc;
+use std::time::Duration;
+
+#[napi(object)]
+pub struct PoolConfig {
+    pub host: String,
+    pub port: u32,
+    pub socket_path: Option<String>,
+    /// 0 = unlimited.
+    pub connections: u32,
+    pub pipelining: u32,
+    /// Milliseconds; 0 = none.
+    pub connect_timeout: u32,
+    pub keep_alive_timeout: u32,
+    pub keep_alive_max_timeout: u32,
+    pub keep_alive_timeout_threshold: u32,
+    pub max_header_size: u32,
+    /// Bytes; negative = unlimited.
+    pub max_response_size: f64,
+    /// 0 = unlimited.
+    pub max_requests_per_client: u32,
+}
+
+#[napi]
+pub struct NativeEngine {
+    engine: Engine,
+    queue: Arc<Queue>,
+    next_pool: u32,
+}
+
+fn ms(v: u32) -> Option<Duration> {
+    (v > 0).then(|| Duration::from_millis(v as u64))
+}
+
+#[napi]
+impl NativeEngine {
+    /// `onEvents(batch: Buffer)` is called on the JS thread with packed events.
+    #[napi(constructor, catch_unwind)]
+    pub fn new(env: Env, on_events: Function<'_>, workers: Option<u32>) -> Result<Self> {
+        let queue = Queue::new(env.raw(), on_events.raw())?;
+        let engine = Engine::new(workers.unwrap_or(1).max(1) as usize, queue.clone())
+            .map_err(|e| Error::from_reason(format!("ferro: cannot start the engine: {e}")))?;
+        Ok(NativeEngine { engine, queue, next_pool: 1 })
+    }
+
+    #[napi(catch_unwind)]
+    pub fn create_pool(&mut self, cfg: PoolConfig) -> Result<NativePool> {
+        let target = match cfg.socket_path {
+            #[cfg(unix)]
+            Some(path) => Target::Unix { path },
+            #[cfg(not(unix))]
+            Some(_) => return Err(Error::from_reason("socketPath is not supported on this platform yet")),
+            None => {
+                let port = u16::try_from(cfg.port).map_err(|_| Error::from_reason("invalid port"))?;
+                Target::Tcp { host: cfg.host, port }
+            }
+        };
+        let opts = PoolOptions {
+            target,
+            connections: cfg.connections as usize,
+            pipelining: cfg.pipelining as usize,
+            connect_timeout: ms(cfg.connect_timeout),
+            keep_alive_timeout: Duration::from_millis(cfg.keep_alive_timeout as u64),
+            keep_alive_max_timeout: Duration::from_millis(cfg.keep_alive_max_timeout as u64),
+            keep_alive_timeout_threshold: Duration::from_millis(cfg.keep_alive_timeout_threshold as u64),
+            max_header_size: cfg.max_header_size as usize,
+            max_response_size: (cfg.max_response_size >= 0.0).then_some(cfg.max_response_size as u64),
+            max_requests_per_connection: cfg.max_requests_per_client as u64,
+        };
+        let id = self.next_pool;
+        self.next_pool = self.next_pool.wrapping_add(1).max(1);
+        Ok(NativePool { pool: self.engine.create_pool(id, opts) })
+    }
+
+    /// Keeps the process alive (requests in flight) or lets it exit (idle).
+    #[napi(js_name = "ref", catch_unwind)]
+    pub fn ref_(&self, env: Env) -> Result<()> {
+        self.queue.set_ref(env.raw(), true)
+    }
+
+    #[napi(catch_unwind)]
+    pub fn unref(&self, env: Env) -> Result<()> {
+        self.queue.set_ref(env.raw(), false)
+    }
+
+    /// Events queued but not yet delivered (lets JS settle synchronously, e.g. before close).
+    #[napi(catch_unwind)]
+    pub fn drain(&self) -> Buffer {
+        Buffer::from(self.queue.take())
+    }
+
+    #[napi(catch_unwind)]
+    pub fn pause(&self, id: u32) {
+        self.engine.pause(id);
+    }
+
+    #[napi(catch_unwind)]
+    pub fn resume(&self, id: u32) {
+        self.engine.resume(id);
+    }
+
+    #[napi(catch_unwind)]
+    pub fn abort(&self, id: u32) {
+        self.engine.abort(id);
+    }
+
+    /// Stops the engine thread and releases the event function.
+    #[napi(catch_unwind)]
+    pub fn close(&self) {
+        self.queue.close();
+    }
+}
+
+#[napi]
+pub struct NativePool {
+    pool: Arc<Pool>,
+}
+
+#[napi]
+impl NativePool {
+    #[napi(getter)]
+    pub fn id(&self) -> u32 {
+        self.pool.id
+    }
+
+    /// Queues a request. `head` is "METHOD\0PATH\0name\0value\0…"; timeouts in ms, 0 = none.
+    /// Returns false when the pool was destroyed.
+    #[napi(catch_unwind)]
+    pub fn dispatch(
+        &self,
+        id: u32,
+        head: String,
+        body: Option<BufferSlice<'_>>,
+        flags: u32,
+        headers_timeout: u32,
+        body_timeout: u32,
+    ) -> bool {
+        let body = body.map(|b| b.to_vec());
+        self.pool.dispatch(id, head, body, flags, ms(headers_timeout), ms(body_timeout)).is_ok()
+    }
+
+    #[napi(catch_unwind)]
+    pub fn close(&self) {
+        self.pool.close();
+    }
+
+    #[napi(catch_unwind)]
+    pub fn destroy(&self) {
+        self.pool.destroy();
+    }
+}

@@ -1,0 +1,6 @@
+//! N-API binding glue for the ferro engine: the event queue that wakes the JS thread, the handle
+//! classes JS calls synchronously, and option parsing. No HTTP logic lives here.
+#![deny(clippy::all)]
+
+mod binding;
+mod queue;

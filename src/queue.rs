@@ -1,0 +1,134 @@
+//! The Rust → JS event path (DESIGN §2): engine threads append packed events to one queue; only
+//! the append that makes the queue non-empty signals the JS thread, through one long-lived
+//! threadsafe function; the JS callback receives everything queued as one Buffer.
+use ferro_engine::EventSink;
+use napi::bindgen_prelude::{Buffer, ToNapiValue};
+use napi::sys;
+use parking_lot::Mutex;
+use std::ffi::c_void;
+use std::ptr;
+use std::sync::Arc;
+
+struct Tsfn(sys::napi_threadsafe_function);
+// SAFETY: napi_call_threadsafe_function is documented as callable from any thread; the handle is
+// only used under the queue lock, and cleared there before Node finalizes it.
+unsafe impl Send for Tsfn {}
+
+struct Inner {
+    buf: Vec<u8>,
+    tsfn: Option<Tsfn>,
+}
+
+pub struct Queue {
+    inner: Mutex<Inner>,
+}
+
+const BATCH_CAPACITY: usize = 16 * 1024;
+
+impl EventSink for Queue {
+    fn write(&self, write: &mut dyn FnMut(&mut Vec<u8>)) {
+        let mut g = self.inner.lock();
+        let was_empty = g.buf.is_empty();
+        write(&mut g.buf);
+        if was_empty && !g.buf.is_empty() {
+            if let Some(t) = &g.tsfn {
+                // Non-blocking on an unbounded queue: never waits; fails only while closing.
+                unsafe { sys::napi_call_threadsafe_function(t.0, ptr::null_mut(), sys::ThreadsafeFunctionCallMode::nonblocking) };
+            }
+        }
+    }
+}
+
+impl Queue {
+    /// Creates the queue and its threadsafe function around `callback` (called with one Buffer).
+    /// The function starts unref'd: it keeps the process alive only while requests are in flight.
+    pub fn new(env: sys::napi_env, callback: sys::napi_value) -> napi::Result<Arc<Queue>> {
+        let queue = Arc::new(Queue { inner: Mutex::new(Inner { buf: Vec::with_capacity(BATCH_CAPACITY), tsfn: None }) });
+        let mut name = ptr::null_mut();
+        let label = "ferro.events";
+        check(unsafe { sys::napi_create_string_utf8(env, label.as_ptr().cast(), label.len() as isize, &mut name) })?;
+        let ctx = Arc::into_raw(queue.clone()) as *mut c_void;
+        let mut tsfn = ptr::null_mut();
+        let status = unsafe {
+            sys::napi_create_threadsafe_function(
+                env,
+                callback,
+                ptr::null_mut(),
+                name,
+                0,
+                1,
+                ctx,
+                Some(finalize),
+                ctx,
+                Some(call_js),
+                &mut tsfn,
+            )
+        };
+        if status != sys::Status::napi_ok {
+            drop(unsafe { Arc::from_raw(ctx as *const Queue) });
+            return Err(napi::Error::from_reason("ferro: cannot create the event function"));
+        }
+        check(unsafe { sys::napi_unref_threadsafe_function(env, tsfn) })?;
+        queue.inner.lock().tsfn = Some(Tsfn(tsfn));
+        Ok(queue)
+    }
+
+    pub fn set_ref(&self, env: sys::napi_env, on: bool) -> napi::Result<()> {
+        let g = self.inner.lock();
+        if let Some(t) = &g.tsfn {
+            check(unsafe {
+                if on {
+                    sys::napi_ref_threadsafe_function(env, t.0)
+                } else {
+                    sys::napi_unref_threadsafe_function(env, t.0)
+                }
+            })?;
+        }
+        Ok(())
+    }
+
+    /// Takes everything queued so far (for a synchronous drain from JS).
+    pub fn take(&self) -> Vec<u8> {
+        std::mem::replace(&mut self.inner.lock().buf, Vec::with_capacity(BATCH_CAPACITY))
+    }
+
+    /// Stops signalling and lets Node release the function (engine shutdown).
+    pub fn close(&self) {
+        if let Some(t) = self.inner.lock().tsfn.take() {
+            unsafe { sys::napi_release_threadsafe_function(t.0, sys::ThreadsafeFunctionReleaseMode::release) };
+        }
+    }
+}
+
+fn check(status: sys::napi_status) -> napi::Result<()> {
+    if status == sys::Status::napi_ok {
+        Ok(())
+    } else {
+        Err(napi::Error::from_reason(format!("ferro: N-API call failed with status {status}")))
+    }
+}
+
+unsafe extern "C" fn call_js(env: sys::napi_env, js_cb: sys::napi_value, ctx: *mut c_void, _data: *mut c_void) {
+    if env.is_null() || js_cb.is_null() {
+        return; // environment tearing down
+    }
+    let queue = unsafe { &*(ctx as *const Queue) };
+    let batch = queue.take();
+    if batch.is_empty() {
+        return;
+    }
+    // External buffer: the batch moves to JS without a copy.
+    let Ok(buf) = (unsafe { Buffer::to_napi_value(env, Buffer::from(batch)) }) else {
+        return;
+    };
+    let mut undefined = ptr::null_mut();
+    unsafe { sys::napi_get_undefined(env, &mut undefined) };
+    let mut result = ptr::null_mut();
+    // An exception thrown by the callback is left pending; Node reports it as uncaught.
+    unsafe { sys::napi_call_function(env, undefined, js_cb, 1, &buf, &mut result) };
+}
+
+unsafe extern "C" fn finalize(_env: sys::napi_env, _data: *mut c_void, hint: *mut c_void) {
+    let queue = unsafe { Arc::from_raw(hint as *const Queue) };
+    queue.inner.lock().tsfn = None;
+}

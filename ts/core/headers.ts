@@ -1,0 +1,111 @@
+// Request header forms (spec: LibHeaders) and the header rules, packed for the engine as
+// "name\0value\0…". Checked before anything is written, each failure with its typed error.
+import { InvalidArgumentError, NotSupportedError } from './errors.js';
+import type { LibHeaders } from '../dispatcher/types.js';
+
+const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+// CR, LF and NUL would let a value start a new header line or end the head (request smuggling).
+const BAD_VALUE = /[\r\n\0]/;
+
+export function isToken(s: string): boolean {
+  return TOKEN.test(s);
+}
+
+export interface PackedHeaders {
+  /** "name\0value\0…" for every header the engine should write, host excluded. */
+  packed: string;
+  host: string | null;
+  contentLength: number | null;
+  /** `connection: close` was asked for. */
+  reset: boolean;
+}
+
+function addOne(out: PackedHeaders, key: string, val: unknown): void {
+  if (val === undefined) return;
+  if (typeof key !== 'string' || !isToken(key)) {
+    throw new InvalidArgumentError(`invalid header key: ${String(key)}`);
+  }
+  const name = key.toLowerCase();
+  if (Array.isArray(val)) {
+    if (name === 'host' || name === 'content-length' || name === 'connection') {
+      throw new InvalidArgumentError(`invalid ${name} header`);
+    }
+    for (const v of val) addOne(out, name, v);
+    return;
+  }
+  if (typeof val === 'object' && val !== null) {
+    throw new InvalidArgumentError(`invalid ${name} header`);
+  }
+  const value = typeof val === 'string' ? val : String(val);
+  if (BAD_VALUE.test(value)) {
+    throw new InvalidArgumentError(`invalid ${name} header`);
+  }
+  switch (name) {
+    case 'host':
+      if (out.host !== null) throw new InvalidArgumentError('duplicate host header');
+      out.host = value;
+      return;
+    case 'content-length':
+      if (out.contentLength !== null) throw new InvalidArgumentError('duplicate content-length header');
+      if (!/^\d+$/.test(value)) throw new InvalidArgumentError('invalid content-length header');
+      out.contentLength = Number(value);
+      return;
+    case 'connection': {
+      const tokens = value.split(',');
+      for (const t of tokens) {
+        const tok = t.trim();
+        if (!isToken(tok)) throw new InvalidArgumentError('invalid connection header');
+        if (tok.toLowerCase() === 'close') out.reset = true;
+      }
+      // The engine writes the connection header itself (keep-alive or close).
+      return;
+    }
+    case 'transfer-encoding':
+    case 'keep-alive':
+    case 'upgrade':
+      throw new InvalidArgumentError(`invalid ${name} header`);
+    case 'expect':
+      throw new NotSupportedError('expect header not supported');
+  }
+  out.packed += `${name}\0${value}\0`;
+}
+
+export function packHeaders(headers: LibHeaders | undefined): PackedHeaders {
+  const out: PackedHeaders = { packed: '', host: null, contentLength: null, reset: false };
+  if (headers == null) return out;
+  if (Array.isArray(headers)) {
+    if (headers.length % 2 !== 0) throw new InvalidArgumentError('headers array must be even');
+    for (let i = 0; i < headers.length; i += 2) addOne(out, headers[i] as string, headers[i + 1]);
+    return out;
+  }
+  if (typeof headers !== 'object') throw new InvalidArgumentError('headers must be an object or an array');
+  if (typeof (headers as Iterable<unknown>)[Symbol.iterator] === 'function') {
+    for (const pair of headers as Iterable<unknown>) {
+      if (!Array.isArray(pair) || pair.length !== 2) {
+        throw new InvalidArgumentError('headers must be in key-value pair format');
+      }
+      addOne(out, pair[0] as string, pair[1]);
+    }
+    return out;
+  }
+  const rec = headers as Record<string, unknown>;
+  for (const key in rec) addOne(out, key, rec[key]);
+  return out;
+}
+
+/** Appends `query` to `path`, keys and values encoded with encodeURIComponent (spec: query). */
+export function withQuery(path: string, query: Record<string, unknown> | null | undefined): string {
+  if (query == null) return path;
+  if (typeof query !== 'object') throw new InvalidArgumentError('query must be an object');
+  let qs = '';
+  for (const key of Object.keys(query)) {
+    const v = query[key];
+    const values = Array.isArray(v) ? v : [v];
+    for (const item of values) {
+      if (item === undefined) continue;
+      qs += `${qs ? '&' : ''}${encodeURIComponent(key)}=${encodeURIComponent(String(item))}`;
+    }
+  }
+  if (!qs) return path;
+  return path + (path.includes('?') ? '&' : '?') + qs;
+}

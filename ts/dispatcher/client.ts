@@ -1,0 +1,10 @@
+// Client: one connection to one origin (undici's Client), served by the engine.
+import { EngineDispatcher, type EngineDispatcherOptions } from './engine-dispatcher.js';
+
+export type ClientOptions = EngineDispatcherOptions;
+
+export class Client extends EngineDispatcher {
+  constructor(url: string | URL, options: ClientOptions = {}) {
+    super(url, options ?? {}, 1);
+  }
+}

@@ -1,0 +1,144 @@
+// One request on the engine: routes its engine events to the user's handler and is the
+// controller handed to that handler (abort / pause / resume / raw headers).
+import { closeRequest, control, openRequest } from '../native/engine.js';
+import { engineError } from '../native/error-codes.js';
+import type { RequestSink } from '../native/events.js';
+import type { DispatchController, DispatchHandler, IncomingHeaders } from './types.js';
+
+export interface RequestOwner {
+  requestDone(req: EngineRequest): void;
+}
+
+const toBuffers = (raw: string[] | null): Buffer[] | null => (raw === null ? null : raw.map((s) => Buffer.from(s)));
+
+export class EngineRequest implements RequestSink, DispatchController {
+  readonly id: number;
+  readonly handler: DispatchHandler;
+  readonly context: object = {};
+  #owner: RequestOwner;
+  #paused = false;
+  #aborted = false;
+  #reason: Error | null = null;
+  /** Settled: completed, failed or aborted; nothing more reaches the handler. */
+  #done = false;
+  #rawHeaders: string[] | null = null;
+  #rawTrailers: string[] | null = null;
+
+  constructor(owner: RequestOwner, handler: DispatchHandler) {
+    this.#owner = owner;
+    this.handler = handler;
+    this.id = openRequest(this);
+  }
+
+  get aborted(): boolean {
+    return this.#aborted;
+  }
+  get paused(): boolean {
+    return this.#paused;
+  }
+  get reason(): Error | null {
+    return this.#reason;
+  }
+  get done(): boolean {
+    return this.#done;
+  }
+  get rawHeaders(): Buffer[] | null {
+    return toBuffers(this.#rawHeaders);
+  }
+  get rawTrailers(): Buffer[] | null {
+    return toBuffers(this.#rawTrailers);
+  }
+
+  abort(reason: Error): void {
+    if (this.#done) return;
+    this.#aborted = true;
+    this.#reason = reason;
+    control.abort(this.id);
+    this.fail(reason);
+  }
+
+  pause(): void {
+    if (this.#paused || this.#done) return;
+    this.#paused = true;
+    control.pause(this.id);
+  }
+
+  resume(): void {
+    if (!this.#paused) return;
+    this.#paused = false;
+    if (!this.#done) control.resume(this.id);
+  }
+
+  /** Settles with an error (destroy, abort, engine failure); the handler hears it once. */
+  fail(err: Error): void {
+    if (this.#done) return;
+    this.#settle();
+    try {
+      this.handler.onResponseError?.(this, err);
+    } catch (thrown) {
+      // onResponseError must not throw; surface it rather than corrupt our state.
+      process.nextTick(() => {
+        throw thrown;
+      });
+    }
+  }
+
+  /** Runs onRequestStart; a throw aborts the request with that error. */
+  start(): void {
+    try {
+      this.handler.onRequestStart?.(this, this.context);
+    } catch (err) {
+      this.abort(err as Error);
+    }
+  }
+
+  #settle(): void {
+    this.#done = true;
+    closeRequest(this.id);
+    this.#owner.requestDone(this);
+  }
+
+  onEngineHead(status: number, reason: string, headers: IncomingHeaders, raw: string[]): void {
+    if (this.#done) return;
+    if (status >= 200) this.#rawHeaders = raw;
+    try {
+      this.handler.onResponseStart?.(this, status, headers, reason);
+    } catch (err) {
+      this.abort(err as Error);
+    }
+  }
+
+  onEngineData(chunk: Buffer): void {
+    if (this.#done) return;
+    try {
+      this.handler.onResponseData?.(this, chunk);
+    } catch (err) {
+      this.abort(err as Error);
+    }
+  }
+
+  onEngineEnd(trailers: IncomingHeaders, raw: string[]): void {
+    if (this.#done) return;
+    this.#rawTrailers = raw;
+    this.#settle();
+    try {
+      this.handler.onResponseEnd?.(this, trailers);
+    } catch (err) {
+      // The request is complete; the only place left to report is the handler's error callback.
+      try {
+        this.handler.onResponseError?.(this, err as Error);
+      } catch {
+        /* must not throw */
+      }
+    }
+  }
+
+  onEngineError(code: number, errno: string, message: string): void {
+    this.fail(engineError(code, errno, message));
+  }
+
+  onEngineRetry(): void {
+    // Re-sent on a new connection after the one it was on failed before any response byte.
+    if (!this.#done) this.start();
+  }
+}

@@ -1,0 +1,108 @@
+// Public option, handler and result shapes of the Dispatcher interface (spec: Resources and fields).
+import type { Duplex, Readable, Writable } from 'node:stream';
+import type { EventEmitter } from 'node:events';
+import type { IncomingHttpHeaders } from 'node:http';
+import type { BodyReadable } from '../api/body.js';
+
+export type HeaderValue = string | string[] | undefined;
+export type LibHeaders =
+  | Record<string, number | string | string[] | undefined>
+  | string[]
+  | Iterable<[string, string | string[] | undefined]>
+  | null;
+
+export type HttpMethod =
+  | 'GET' | 'HEAD' | 'POST' | 'PUT' | 'DELETE' | 'CONNECT' | 'OPTIONS' | 'TRACE' | 'PATCH'
+  | (string & {});
+
+export type RequestBody =
+  | string | Buffer | Uint8Array | Readable | Iterable<string | Buffer | Uint8Array>
+  | AsyncIterable<string | Buffer | Uint8Array> | null;
+
+export interface DispatchOptions {
+  origin?: string | URL;
+  path: string;
+  method: HttpMethod;
+  body?: RequestBody;
+  headers?: LibHeaders;
+  query?: Record<string, unknown> | null;
+  idempotent?: boolean;
+  blocking?: boolean;
+  upgrade?: string | null;
+  reset?: boolean;
+  headersTimeout?: number | null;
+  bodyTimeout?: number | null;
+  expectContinue?: boolean;
+  throwOnError?: boolean;
+  // Extensions read by interceptors; the dispatcher passes them through untouched.
+  maxRedirections?: number;
+  dumpMaxSize?: number;
+  abortOnDumped?: boolean;
+  waitForTrailers?: boolean;
+  [key: string]: unknown;
+}
+
+export type AbortSignalLike = AbortSignal | EventEmitter;
+
+export interface RequestOptions<TOpaque = null> extends DispatchOptions {
+  opaque?: TOpaque;
+  signal?: AbortSignalLike | null;
+  onInfo?: ((info: { statusCode: number; headers: Record<string, string | string[]> }) => void) | null;
+  highWaterMark?: number;
+}
+
+export interface DispatchController {
+  readonly aborted: boolean;
+  readonly paused: boolean;
+  readonly reason: Error | null;
+  readonly rawHeaders: Buffer[] | null;
+  readonly rawTrailers: Buffer[] | null;
+  abort(reason: Error): void;
+  pause(): void;
+  resume(): void;
+}
+
+export type IncomingHeaders = Record<string, string | string[]>;
+
+export interface DispatchHandler {
+  onRequestStart?(controller: DispatchController, context: object): void;
+  onRequestUpgrade?(controller: DispatchController, statusCode: number, headers: IncomingHttpHeaders, socket: Duplex): void;
+  onResponseStart?(controller: DispatchController, statusCode: number, headers: IncomingHeaders, statusMessage?: string): void;
+  onResponseData?(controller: DispatchController, chunk: Buffer): void;
+  onResponseEnd?(controller: DispatchController, trailers: IncomingHeaders): void;
+  onResponseError?(controller: DispatchController, error: Error): void;
+  onBodySent?(chunk: Buffer): void;
+  /** Legacy (Dispatcher 1) callbacks, accepted through the adapter. */
+  onConnect?(abort: (err?: Error) => void, context?: object): void;
+  onHeaders?(statusCode: number, rawHeaders: Buffer[], resume: () => void, statusText: string): boolean | void;
+  onData?(chunk: Buffer): boolean | void;
+  onComplete?(rawTrailers: Buffer[] | null): void;
+  onError?(err: Error): void;
+  onUpgrade?(statusCode: number, rawHeaders: Buffer[] | string[] | null, socket: Duplex): void;
+}
+
+export interface ResponseData<TOpaque = null> {
+  statusCode: number;
+  statusText: string;
+  headers: IncomingHttpHeaders;
+  body: BodyReadable;
+  trailers: Record<string, string>;
+  opaque: TOpaque;
+  context: object;
+}
+
+export interface StreamFactoryData<TOpaque = null> {
+  statusCode: number;
+  headers: IncomingHttpHeaders;
+  opaque: TOpaque;
+  context: object;
+}
+export type StreamFactory<TOpaque = null> = (data: StreamFactoryData<TOpaque>) => Writable;
+export interface StreamData<TOpaque = null> {
+  opaque: TOpaque;
+  trailers: Record<string, string>;
+  context: object;
+}
+
+export type DispatchFn = (options: DispatchOptions, handler: DispatchHandler) => boolean;
+export type DispatcherComposeInterceptor = (dispatch: DispatchFn) => DispatchFn;
