@@ -8,6 +8,7 @@ use parking_lot::Mutex;
 use std::ffi::c_void;
 use std::ptr;
 use std::sync::Arc;
+use std::task::Waker;
 
 struct Tsfn(sys::napi_threadsafe_function);
 // SAFETY: napi_call_threadsafe_function is documented as callable from any thread; the handle is
@@ -17,6 +18,8 @@ unsafe impl Send for Tsfn {}
 struct Inner {
     buf: Vec<u8>,
     tsfn: Option<Tsfn>,
+    /// Connections waiting for JS to catch up (see `congested`).
+    blocked: Vec<Waker>,
 }
 
 pub struct Queue {
@@ -24,6 +27,9 @@ pub struct Queue {
 }
 
 const BATCH_CAPACITY: usize = 16 * 1024;
+/// Undelivered bytes beyond which connections stop reading until JS takes the queue. Large enough
+/// that a busy JS thread still gets big batches, small enough to bound memory.
+const HIGH_WATER: usize = 4 * 1024 * 1024;
 
 impl EventSink for Queue {
     fn write(&self, write: &mut dyn FnMut(&mut Vec<u8>)) {
@@ -37,13 +43,24 @@ impl EventSink for Queue {
             }
         }
     }
+
+    fn congested(&self, waker: &Waker) -> bool {
+        let mut g = self.inner.lock();
+        if g.buf.len() < HIGH_WATER {
+            return false;
+        }
+        if !g.blocked.iter().any(|w| w.will_wake(waker)) {
+            g.blocked.push(waker.clone());
+        }
+        true
+    }
 }
 
 impl Queue {
     /// Creates the queue and its threadsafe function around `callback` (called with one Buffer).
     /// The function starts unref'd: it keeps the process alive only while requests are in flight.
     pub fn new(env: sys::napi_env, callback: sys::napi_value) -> napi::Result<Arc<Queue>> {
-        let queue = Arc::new(Queue { inner: Mutex::new(Inner { buf: Vec::with_capacity(BATCH_CAPACITY), tsfn: None }) });
+        let queue = Arc::new(Queue { inner: Mutex::new(Inner { buf: Vec::with_capacity(BATCH_CAPACITY), tsfn: None, blocked: Vec::new() }) });
         let mut name = ptr::null_mut();
         let label = "ferro.events";
         check(unsafe { sys::napi_create_string_utf8(env, label.as_ptr().cast(), label.len() as isize, &mut name) })?;
@@ -89,7 +106,15 @@ impl Queue {
 
     /// Takes everything queued so far (for a synchronous drain from JS).
     pub fn take(&self) -> Vec<u8> {
-        std::mem::replace(&mut self.inner.lock().buf, Vec::with_capacity(BATCH_CAPACITY))
+        let (batch, blocked) = {
+            let mut g = self.inner.lock();
+            let batch = std::mem::replace(&mut g.buf, Vec::with_capacity(BATCH_CAPACITY));
+            (batch, std::mem::take(&mut g.blocked))
+        };
+        for w in blocked {
+            w.wake();
+        }
+        batch
     }
 
     /// Stops signalling and lets Node release the function (engine shutdown).

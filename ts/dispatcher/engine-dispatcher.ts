@@ -114,7 +114,7 @@ export class EngineDispatcher extends Dispatcher implements PoolSink, RequestOwn
       {
         host: this.#origin.hostname,
         port: Number(this.#origin.port) || (this.#origin.protocol === 'https:' ? 443 : 80),
-        socketPath,
+        socketPath: socketPath ?? undefined,
         connections,
         pipelining,
         connectTimeout,

@@ -129,7 +129,7 @@ impl Conn {
                 Ok(p) => p,
                 Err(end) => return Poll::Ready(end),
             };
-            if self.can_read() {
+            if self.can_read() && !self.sink.congested(cx.waker()) {
                 match self.read(cx) {
                     Ok(p) => progress |= p,
                     Err(end) => return Poll::Ready(end),

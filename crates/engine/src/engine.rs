@@ -12,6 +12,10 @@ use tokio::runtime::{Builder, Handle};
 pub trait EventSink: Send + Sync + 'static {
     /// Runs `write` with the queue locked so a whole batch lands at once.
     fn write(&self, write: &mut dyn FnMut(&mut Vec<u8>));
+    /// True while JS is further behind than the queue's high-water mark: connections then stop
+    /// reading (so the engine never buffers unbounded data for JS) and `waker` is woken once JS
+    /// has taken the queue.
+    fn congested(&self, waker: &std::task::Waker) -> bool;
 }
 
 pub struct Shared {

@@ -1,0 +1,407 @@
+// The response body of `request()`: a stream.Readable that also carries the fetch body mixin
+// (text/json/bytes/arrayBuffer/blob/body/bodyUsed) and `dump()`.
+//
+// Mixin consumers bypass the Readable machinery: once one is attached, `push()` appends chunks
+// straight to an array and the result is decoded once when the producer pushes `null`. That keeps
+// `await body.text()` on a small response to a handful of operations, with no 'data' events,
+// no web streams and no per-chunk promises.
+
+import { Readable } from 'node:stream';
+import { Blob } from 'node:buffer';
+import { ReadableStream } from 'node:stream/web';
+import { InvalidArgumentError, NotSupportedError, RequestAbortedError } from '../core/errors.js';
+
+/**
+ * Where a body's bytes come from. `resume` and `abort` are called as methods of this object, so
+ * a producer (e.g. a dispatch handler) can pass itself instead of allocating closures.
+ */
+export interface BodyReadableOptions {
+  /** The consumer wants more: undo a previous pause of the producer. Called often; keep it cheap. */
+  resume: () => void;
+  /**
+   * The body was destroyed with `err` (a RequestAbortedError when the user destroyed it without
+   * one). May come after the producer already finished; a finished producer ignores it.
+   */
+  abort: (err: Error) => void;
+  /** Called once when the body is torn down, whatever the reason (end, error, user destroy). */
+  onDestroy?: () => void;
+  contentType?: string;
+  contentLength?: number | null;
+  highWaterMark?: number;
+}
+
+export interface BodyDumpOptions {
+  /** Bytes to read and discard before giving up on the body; default 131072. */
+  limit?: number;
+  signal?: AbortSignal;
+}
+
+type ConsumeKind = 'text' | 'json' | 'bytes' | 'arrayBuffer' | 'blob' | 'dump';
+
+interface Consumer {
+  kind: ConsumeKind;
+  /** null once settled (and always for 'dump'): later chunks are dropped. */
+  chunks: Buffer[] | null;
+  /** Bytes collected; for 'dump', the limit instead. */
+  length: number;
+  resolve: (value: unknown) => void;
+  reject: (err: unknown) => void;
+  /** 'dump' only: the caller's signal and our listener on it. */
+  signal: AbortSignal | null;
+  onAbort: (() => void) | null;
+}
+
+const DEFAULT_DUMP_LIMIT = 128 * 1024;
+const DEFAULT_HIGH_WATER_MARK = 64 * 1024;
+
+function noop(): void {}
+
+// A shared Promise executor: avoids allocating an executor closure per consumption.
+let pendingResolve: ((value: unknown) => void) | null = null;
+let pendingReject: ((err: unknown) => void) | null = null;
+function captureResolvers(resolve: (value: unknown) => void, reject: (err: unknown) => void): void {
+  pendingResolve = resolve;
+  pendingReject = reject;
+}
+
+function unusableError(): TypeError {
+  return new TypeError('Body is unusable: it has already been read or is locked');
+}
+
+export class BodyReadable extends Readable {
+  readonly #src: BodyReadableOptions;
+  readonly #contentType: string;
+  readonly #contentLength: number | null;
+  #bytesRead = 0;
+  /** The producer pushed null: every byte of the body has arrived. */
+  #complete = false;
+  #consumer: Consumer | null = null;
+  #web: ReadableStream<Uint8Array> | null = null;
+
+  constructor(opts: BodyReadableOptions) {
+    super({ highWaterMark: opts.highWaterMark ?? DEFAULT_HIGH_WATER_MARK });
+    this.#src = opts;
+    this.#contentType = opts.contentType ?? '';
+    const len = opts.contentLength;
+    this.#contentLength = typeof len === 'number' && Number.isFinite(len) ? len : null;
+  }
+
+  override _read(): void {
+    this.#src.resume();
+  }
+
+  override push(chunk: Buffer | Uint8Array | string | null, encoding?: BufferEncoding): boolean {
+    if (chunk === null) {
+      this.#complete = true;
+      const consumer = this.#consumer;
+      if (consumer !== null && consumer.chunks !== null) this.#settle(consumer);
+      return super.push(null);
+    }
+    const consumer = this.#consumer;
+    if (consumer !== null) {
+      const buf = toBuffer(chunk, encoding);
+      this.#bytesRead += buf.length;
+      if (consumer.kind === 'dump' && this.#bytesRead > consumer.length) this.destroy();
+      if (consumer.chunks === null) return !this.destroyed;
+      consumer.chunks.push(buf);
+      consumer.length += buf.length;
+      // The consumer buffers everything anyway; never ask the producer to pause.
+      return true;
+    }
+    this.#bytesRead += typeof chunk === 'string' ? Buffer.byteLength(chunk, encoding) : chunk.length;
+    return super.push(chunk, encoding);
+  }
+
+  override _destroy(err: Error | null, callback: (error?: Error | null) => void): void {
+    // Every byte already handed to a mixin consumer counts as a complete read.
+    const finished = this.readableEnded || (this.#complete && this.#consumer !== null);
+    if (err === null && !finished) err = new RequestAbortedError();
+    const consumer = this.#consumer;
+    if (consumer !== null && consumer.kind === 'dump') {
+      settleDump(consumer);
+    } else if (err !== null && consumer !== null && consumer.chunks !== null) {
+      consumer.chunks = null;
+      consumer.reject(err);
+    }
+    if (err !== null) this.#src.abort(err);
+    this.#src.onDestroy?.();
+    // Destroyed before anyone listened (e.g. in the tick the body was handed out): give the user
+    // a turn to attach an 'error' listener before it is emitted.
+    if (err !== null && this.listenerCount('error') === 0) {
+      setImmediate(callback, err);
+    } else {
+      callback(err);
+    }
+  }
+
+  text(): Promise<string> {
+    return this.#consume('text') as Promise<string>;
+  }
+
+  json(): Promise<unknown> {
+    return this.#consume('json');
+  }
+
+  bytes(): Promise<Uint8Array> {
+    return this.#consume('bytes') as Promise<Uint8Array>;
+  }
+
+  arrayBuffer(): Promise<ArrayBuffer> {
+    return this.#consume('arrayBuffer') as Promise<ArrayBuffer>;
+  }
+
+  blob(): Promise<Blob> {
+    return this.#consume('blob') as Promise<Blob>;
+  }
+
+  formData(): Promise<never> {
+    return Promise.reject(new NotSupportedError('formData() is not supported on a response body'));
+  }
+
+  /** True once the body has been read from, consumed, or torn down before its end. */
+  get bodyUsed(): boolean {
+    return this.#consumer !== null || this.readableDidRead || this.readableAborted;
+  }
+
+  /** A web ReadableStream view of the same bytes, created on first access. */
+  get body(): ReadableStream<Uint8Array> {
+    let web = this.#web;
+    if (web === null) {
+      web = ReadableStream.from<Uint8Array>(this);
+      // Already taken by a mixin consumer: hand out a stream that is locked, as fetch does.
+      if (this.#consumer !== null) web.getReader();
+      this.#web = web;
+    }
+    return web;
+  }
+
+  /**
+   * Reads and discards the body so the connection can be reused. If more than `limit` bytes
+   * arrive (or content-length announces more), the body is destroyed instead, which aborts the
+   * request. Resolves with null either way; rejects only when `signal` aborts.
+   */
+  dump(opts?: BodyDumpOptions): Promise<null> {
+    const signal = opts?.signal;
+    if (signal != null && (typeof signal !== 'object' || !('aborted' in signal))) {
+      return Promise.reject(new InvalidArgumentError('signal must be an AbortSignal'));
+    }
+    const rawLimit = opts?.limit;
+    const limit = rawLimit && Number.isFinite(rawLimit) ? rawLimit : DEFAULT_DUMP_LIMIT;
+    if (signal?.aborted) {
+      return Promise.reject(signal.reason ?? new RequestAbortedError());
+    }
+    if (this.closed) return Promise.resolve(null);
+    if (
+      this.#consumer === null &&
+      !this.destroyed &&
+      this.listenerCount('data') === 0 &&
+      this.listenerCount('readable') === 0
+    ) {
+      return this.#dumpInPush(limit, signal ?? null);
+    }
+
+    // Someone else is reading (or the body is already being torn down): discard alongside them
+    // and settle on 'close'.
+    return new Promise<null>((resolve, reject) => {
+      const onAbort = (): void => {
+        this.destroy(signal?.reason ?? new RequestAbortedError());
+      };
+      if (signal != null) signal.addEventListener('abort', onAbort, { once: true });
+      this.on('close', () => {
+        if (signal != null) {
+          signal.removeEventListener('abort', onAbort);
+          if (signal.aborted) {
+            reject(signal.reason ?? new RequestAbortedError());
+            return;
+          }
+        }
+        resolve(null);
+      });
+      this.on('error', noop);
+
+      if ((this.#contentLength !== null && this.#contentLength > limit) || this.#bytesRead > limit) {
+        this.destroy();
+        return;
+      }
+      this.on('data', () => {
+        if (this.#bytesRead > limit) this.destroy();
+      });
+      this.resume();
+    });
+  }
+
+  /** dump() with nobody else reading: bytes are discarded inside push(), settled in _destroy. */
+  #dumpInPush(limit: number, signal: AbortSignal | null): Promise<null> {
+    this.on('error', noop);
+    const promise = new Promise(captureResolvers) as Promise<null>;
+    const consumer: Consumer = {
+      kind: 'dump',
+      chunks: null,
+      length: limit,
+      resolve: pendingResolve!,
+      reject: pendingReject!,
+      signal,
+      onAbort: null,
+    };
+    pendingResolve = pendingReject = null;
+    this.#consumer = consumer;
+    if (signal !== null) {
+      consumer.onAbort = () => {
+        this.destroy(signal.reason ?? new RequestAbortedError());
+      };
+      signal.addEventListener('abort', consumer.onAbort, { once: true });
+    }
+    if ((this.#contentLength !== null && this.#contentLength > limit) || this.#bytesRead > limit) {
+      this.destroy();
+      return promise;
+    }
+    // Discard what is buffered; reaching the end here schedules 'end' and the teardown.
+    while (this.read() !== null) {
+      // discard
+    }
+    if (!this.#complete && !this.destroyed) this.resume();
+    return promise;
+  }
+
+  #consume(kind: ConsumeKind): Promise<unknown> {
+    if (
+      this.#consumer !== null ||
+      (this.#web !== null && this.#web.locked) ||
+      this.readableDidRead ||
+      this.readableAborted
+    ) {
+      return this.#rejectUnusable();
+    }
+
+    // Failures reach the consumer through _destroy; don't let them also surface as an
+    // unhandled 'error' event.
+    this.on('error', noop);
+
+    // Take whatever the Readable buffered before the consumer arrived. The consumer is installed
+    // only afterwards: read() may call _read(), and a producer that pushes synchronously from
+    // resume() must land behind the buffered bytes, not ahead of them.
+    const chunks: Buffer[] = [];
+    let length = 0;
+    let chunk: Buffer | string | null;
+    while ((chunk = this.read() as Buffer | string | null) !== null) {
+      const buf = typeof chunk === 'string' ? Buffer.from(chunk, this.readableEncoding ?? 'utf8') : chunk;
+      chunks.push(buf);
+      length += buf.length;
+    }
+
+    const promise = new Promise(captureResolvers);
+    const consumer: Consumer = {
+      kind,
+      chunks,
+      length,
+      resolve: pendingResolve!,
+      reject: pendingReject!,
+      signal: null,
+      onAbort: null,
+    };
+    pendingResolve = pendingReject = null;
+    this.#consumer = consumer;
+    if (this.#complete) {
+      // The drain above already read to the end, which schedules 'end' and the teardown.
+      this.#settle(consumer);
+    } else if (this.destroyed) {
+      // Torn down while draining; _destroy ran before the consumer was installed.
+      consumer.chunks = null;
+      consumer.reject(this.errored ?? new RequestAbortedError());
+    } else {
+      // Flowing from here on, so 'end' (and autoDestroy's 'close') follow the producer's end;
+      // this also resumes a paused producer.
+      this.resume();
+    }
+    return promise;
+  }
+
+  #rejectUnusable(): Promise<never> {
+    // Torn down but 'close' not yet emitted: the error may still be on its way.
+    if (this.destroyed && !this.closed) {
+      return new Promise<never>((_resolve, reject) => {
+        this.on('error', noop);
+        this.once('close', () => reject(this.errored ?? unusableError()));
+      });
+    }
+    return Promise.reject(this.errored ?? unusableError());
+  }
+
+  #settle(consumer: Consumer): void {
+    const chunks = consumer.chunks!;
+    const length = consumer.length;
+    consumer.chunks = null;
+    let value: unknown;
+    try {
+      switch (consumer.kind) {
+        case 'text':
+          value = decodeText(chunks, length, this.readableEncoding);
+          break;
+        case 'json':
+          value = JSON.parse(decodeText(chunks, length, this.readableEncoding));
+          break;
+        case 'bytes':
+          value = concatBytes(chunks, length);
+          break;
+        case 'arrayBuffer':
+          value = concatBytes(chunks, length).buffer;
+          break;
+        case 'blob':
+          value = new Blob(chunks, { type: this.#contentType });
+          break;
+        case 'dump':
+          return;
+      }
+    } catch (err) {
+      consumer.reject(err);
+      return;
+    }
+    consumer.resolve(value);
+  }
+}
+
+/** A dump settles when the body is torn down: at its end, past the limit, or on abort. */
+function settleDump(consumer: Consumer): void {
+  const signal = consumer.signal;
+  if (signal !== null) {
+    signal.removeEventListener('abort', consumer.onAbort!);
+    if (signal.aborted) {
+      consumer.reject(signal.reason ?? new RequestAbortedError());
+      return;
+    }
+  }
+  consumer.resolve(null);
+}
+
+function toBuffer(chunk: Buffer | Uint8Array | string, encoding?: BufferEncoding): Buffer {
+  if (typeof chunk === 'string') return Buffer.from(chunk, encoding);
+  if (Buffer.isBuffer(chunk)) return chunk;
+  return Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
+}
+
+/** UTF-8 decode per the fetch spec (a leading BOM is dropped), or the encoding set on the stream. */
+function decodeText(chunks: Buffer[], length: number, encoding: BufferEncoding | null): string {
+  if (length === 0) return '';
+  const buf = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, length);
+  if (encoding === null || encoding === 'utf8' || encoding === 'utf-8') {
+    if (buf.length >= 3 && buf[0] === 0xef && buf[1] === 0xbb && buf[2] === 0xbf) {
+      return buf.toString('utf8', 3);
+    }
+    // No-argument toString goes straight to the native UTF-8 slice.
+    return buf.toString();
+  }
+  return buf.toString(encoding);
+}
+
+/** Always a fresh copy: chunks may be views into larger shared buffers. */
+function concatBytes(chunks: Buffer[], length: number): Uint8Array {
+  if (chunks.length === 1) return new Uint8Array(chunks[0]!);
+  const out = new Uint8Array(length);
+  let offset = 0;
+  for (let i = 0; i < chunks.length; i++) {
+    const chunk = chunks[i]!;
+    out.set(chunk, offset);
+    offset += chunk.length;
+  }
+  return out;
+}

@@ -1,0 +1,435 @@
+// request(): the promise / callback API on top of dispatch().
+//
+// This is the benchmark's hot path, so one RequestHandler object carries all per-request state
+// and plays every role that would otherwise need a closure: it is the dispatch handler, the
+// BodyReadable's source (resume / abort / onDestroy) and the AbortSignal listener (handleEvent).
+
+import { AsyncResource } from 'node:async_hooks';
+import type { EventEmitter } from 'node:events';
+import { InvalidArgumentError, RequestAbortedError } from '../core/errors.js';
+import type {
+  AbortSignalLike,
+  DispatchController,
+  DispatchHandler,
+  DispatchOptions,
+  IncomingHeaders,
+  RequestOptions,
+  ResponseData,
+} from '../dispatcher/types.js';
+import { BodyReadable, type BodyReadableOptions } from './body.js';
+
+// Declared through a method so its parameters are checked bivariantly: a callback typed for a
+// specific opaque type stays assignable where the dispatcher forwards it generically.
+export type RequestCallback<TOpaque = null> = {
+  callback(err: Error | null, data: ResponseData<TOpaque>): void;
+}['callback'];
+
+/** The part of a dispatcher request() needs; any Dispatcher qualifies. */
+export interface RequestDispatcher {
+  dispatch(options: DispatchOptions, handler: DispatchHandler): boolean;
+}
+
+type InfoCallback = (info: { statusCode: number; headers: IncomingHeaders }) => void;
+type AnyResponseData = ResponseData<unknown>;
+type AnyCallback = (err: Error | null, data: AnyResponseData) => void;
+
+function noop(): void {}
+
+// A shared Promise executor, so the promise form allocates no executor closure.
+let pendingResolve: ((data: AnyResponseData) => void) | null = null;
+let pendingReject: ((err: Error) => void) | null = null;
+function captureResolvers(resolve: (data: AnyResponseData) => void, reject: (err: Error) => void): void {
+  pendingResolve = resolve;
+  pendingReject = reject;
+}
+
+interface DestroyableStream {
+  destroyed?: boolean;
+  on(event: string, listener: (...args: unknown[]) => void): unknown;
+  destroy(err?: Error): unknown;
+}
+
+function isStream(value: unknown): value is DestroyableStream {
+  return (
+    value !== null &&
+    typeof value === 'object' &&
+    typeof (value as { pipe?: unknown }).pipe === 'function' &&
+    typeof (value as { on?: unknown }).on === 'function' &&
+    typeof (value as { destroy?: unknown }).destroy === 'function'
+  );
+}
+
+function destroyRequestBody(body: unknown, err: Error): void {
+  if (isStream(body) && body.destroyed !== true) {
+    body.on('error', noop);
+    body.destroy(err);
+  }
+}
+
+/**
+ * The error a signal abort fails the request with. `controller.abort()` without a reason yields
+ * a generic DOMException; the spec names RequestAbortedError for that case. A reason the user
+ * chose (an Error, a TimeoutError from AbortSignal.timeout(), ...) is passed through as undici does.
+ */
+function abortReason(signal: AbortSignalLike): Error {
+  const reason = (signal as { reason?: unknown }).reason;
+  if (reason == null) return new RequestAbortedError();
+  if (reason instanceof DOMException && reason.name === 'AbortError') {
+    return new RequestAbortedError(undefined, { cause: reason });
+  }
+  return reason as Error;
+}
+
+function isEventTarget(signal: AbortSignalLike): signal is AbortSignal {
+  return typeof (signal as AbortSignal).addEventListener === 'function';
+}
+
+export class RequestHandler implements DispatchHandler, BodyReadableOptions {
+  readonly method: string;
+  readonly opaque: unknown;
+  readonly onInfo: InfoCallback | null;
+  readonly highWaterMark: number | undefined;
+  /** Handed out empty with the response; filled in place when the body ends. */
+  readonly trailers: Record<string, string> = {};
+
+  // Exactly one of callback / resolve is set until the response (or an error) is delivered.
+  callback: AnyCallback | null;
+  resolve: ((data: AnyResponseData) => void) | null = null;
+  reject: ((err: Error) => void) | null = null;
+  asyncResource: AsyncResource | null;
+
+  controller: DispatchController | null = null;
+  context: object | null = null;
+  body: BodyReadable | null = null;
+  /** An abort that arrived before the request started; applied in onRequestStart. */
+  reason: Error | null = null;
+  /** The dispatcher has reported the final outcome (end or error). */
+  done = false;
+
+  // BodyReadableOptions, filled per response just before the body is built.
+  contentType: string | undefined = undefined;
+  contentLength: number | null = null;
+
+  signal: AbortSignalLike | null = null;
+  emitterListener: (() => void) | null = null;
+  requestBody: unknown;
+
+  constructor(opts: RequestOptions<unknown>, callback: AnyCallback | null) {
+    const { signal, method, opaque, body, onInfo, highWaterMark } = opts;
+    try {
+      if (
+        highWaterMark != null &&
+        (typeof highWaterMark !== 'number' || !Number.isFinite(highWaterMark) || highWaterMark < 0)
+      ) {
+        throw new InvalidArgumentError('invalid highWaterMark');
+      }
+      if (
+        signal != null &&
+        typeof (signal as EventEmitter).on !== 'function' &&
+        typeof (signal as AbortSignal).addEventListener !== 'function'
+      ) {
+        throw new InvalidArgumentError('signal must be an EventEmitter or EventTarget');
+      }
+      if (method === 'CONNECT') {
+        throw new InvalidArgumentError('invalid method');
+      }
+      if (onInfo != null && typeof onInfo !== 'function') {
+        throw new InvalidArgumentError('invalid onInfo callback');
+      }
+    } catch (err) {
+      // The caller handed us a stream it expects to be consumed; don't leave it hanging.
+      destroyRequestBody(body, err as Error);
+      throw err;
+    }
+
+    this.method = method;
+    this.opaque = opaque ?? null;
+    this.onInfo = onInfo ?? null;
+    this.highWaterMark = highWaterMark ?? undefined;
+    this.callback = callback;
+    // Callbacks run from the engine's event loop turn; keep the caller's async context for them.
+    // (The promise form gets this for free from await.)
+    this.asyncResource = callback !== null ? new AsyncResource('LIB_REQUEST') : null;
+    this.requestBody = body;
+
+    if (signal != null) {
+      if ((signal as AbortSignal).aborted === true) {
+        this.reason = abortReason(signal);
+      } else {
+        this.signal = signal;
+        if (isEventTarget(signal)) {
+          signal.addEventListener('abort', this, { once: true });
+        } else {
+          this.emitterListener = () => this.onSignalAbort();
+          (signal as EventEmitter).once('abort', this.emitterListener);
+        }
+      }
+    }
+  }
+
+  // --- DispatchHandler ---
+
+  onRequestStart(controller: DispatchController, context: object): void {
+    this.controller = controller;
+    this.context = context;
+    if (this.reason !== null) controller.abort(this.reason);
+  }
+
+  onResponseStart(
+    controller: DispatchController,
+    statusCode: number,
+    headers: IncomingHeaders,
+    statusMessage?: string,
+  ): void {
+    if (this.done || this.body !== null) return;
+
+    if (statusCode < 200) {
+      const onInfo = this.onInfo;
+      if (onInfo !== null) {
+        try {
+          onInfo({ statusCode, headers });
+        } catch (err) {
+          controller.abort(err as Error);
+        }
+      }
+      return;
+    }
+
+    const contentType = headers['content-type'];
+    const contentLength = headers['content-length'];
+    this.contentType = typeof contentType === 'string' ? contentType : undefined;
+    this.contentLength =
+      this.method !== 'HEAD' && typeof contentLength === 'string' ? Number(contentLength) : null;
+    const body = new BodyReadable(this);
+    this.body = body;
+
+    const data: AnyResponseData = {
+      statusCode,
+      statusText: statusMessage ?? '',
+      headers,
+      body,
+      trailers: this.trailers,
+      opaque: this.opaque,
+      context: this.context as object,
+    };
+
+    const resolve = this.resolve;
+    if (resolve !== null) {
+      this.resolve = this.reject = null;
+      resolve(data);
+      return;
+    }
+
+    const callback = this.callback;
+    if (callback !== null) {
+      this.callback = null;
+      try {
+        this.asyncResource!.runInAsyncScope(callback, null, null, data);
+      } catch (err) {
+        // The user's callback threw: tear the request down, then surface the error as an
+        // uncaught exception instead of letting it unwind into the dispatcher.
+        body.on('error', noop);
+        body.destroy(err as Error);
+        queueMicrotask(() => {
+          throw err;
+        });
+      }
+    }
+  }
+
+  onResponseData(controller: DispatchController, chunk: Buffer): void {
+    const body = this.body;
+    if (body !== null && !this.done && !body.push(chunk)) controller.pause();
+  }
+
+  onResponseEnd(_controller: DispatchController, trailers: IncomingHeaders): void {
+    if (this.done) return;
+    this.done = true;
+    if (trailers != null) {
+      const target = this.trailers as Record<string, string | string[]>;
+      for (const key in trailers) {
+        const value = trailers[key]!;
+        // A '__proto__' trailer must become a plain property, not replace the prototype.
+        if (key === '__proto__') {
+          Object.defineProperty(target, key, { value, enumerable: true, configurable: true, writable: true });
+        } else {
+          target[key] = value;
+        }
+      }
+    }
+    const body = this.body;
+    if (body !== null) {
+      body.push(null);
+    } else if (this.resolve !== null || this.callback !== null) {
+      // A dispatcher that ends without ever starting a final response; don't hang the caller.
+      this.deliverError(new RequestAbortedError('response ended before its headers were received'));
+    }
+  }
+
+  onResponseError(_controller: DispatchController | null, err: Error): void {
+    this.fail(err);
+  }
+
+  // --- BodyReadableOptions: the body's view of this request ---
+
+  resume(): void {
+    // Not skipped after the end: a response delivered whole while paused still leaves the
+    // controller paused, and only the controller knows whether that matters.
+    const controller = this.controller;
+    if (controller !== null) controller.resume();
+  }
+
+  /** The body was destroyed (by the user, a signal, or an error) before it ended. */
+  abort(err: Error): void {
+    // However the destroy came about, the request owns the outcome; an 'error' event on a body
+    // nobody listens to must not crash the process.
+    this.body?.on('error', noop);
+    if (this.done) return;
+    const controller = this.controller;
+    if (controller !== null) controller.abort(err);
+  }
+
+  onDestroy(): void {
+    this.removeSignal();
+  }
+
+  // --- AbortSignal listener ---
+
+  handleEvent(): void {
+    this.onSignalAbort();
+  }
+
+  onSignalAbort(): void {
+    const signal = this.signal;
+    if (signal === null) return;
+    this.removeSignal();
+    const reason = abortReason(signal);
+    const body = this.body;
+    if (body !== null) {
+      // The response is out: aborting means destroying its body, which aborts the request
+      // through abort() above if it is still in flight.
+      if (!body.destroyed) {
+        body.on('error', noop);
+        body.destroy(reason);
+      }
+      return;
+    }
+    if (this.done) return;
+    const controller = this.controller;
+    if (controller !== null) {
+      controller.abort(reason);
+    } else {
+      this.reason = reason;
+    }
+  }
+
+  // --- internals ---
+
+  /** Final failure, from the dispatcher or from dispatch() throwing. */
+  fail(err: Error): void {
+    if (this.done) return;
+    this.done = true;
+    this.removeSignal();
+    destroyRequestBody(this.requestBody, err);
+    this.deliverError(err);
+    const body = this.body;
+    if (body !== null && !body.destroyed) {
+      // Let callbacks already queued for this tick run against the body before it is torn down.
+      queueMicrotask(() => {
+        body.on('error', noop);
+        body.destroy(err);
+      });
+    }
+  }
+
+  deliverError(err: Error): void {
+    const reject = this.reject;
+    if (reject !== null) {
+      this.resolve = this.reject = null;
+      reject(err);
+      return;
+    }
+    const callback = this.callback;
+    if (callback !== null) {
+      this.callback = null;
+      const resource = this.asyncResource!;
+      const data = { opaque: this.opaque } as AnyResponseData;
+      // Never call back synchronously from inside request() / dispatch().
+      queueMicrotask(() => {
+        resource.runInAsyncScope(callback, null, err, data);
+      });
+    }
+  }
+
+  removeSignal(): void {
+    const signal = this.signal;
+    if (signal === null) return;
+    this.signal = null;
+    if (isEventTarget(signal)) {
+      signal.removeEventListener('abort', this);
+    } else if (this.emitterListener !== null) {
+      (signal as EventEmitter).removeListener('abort', this.emitterListener);
+      this.emitterListener = null;
+    }
+  }
+}
+
+function dispatchRequest(
+  dispatcher: RequestDispatcher,
+  opts: RequestOptions<unknown>,
+  handler: RequestHandler,
+): void {
+  try {
+    dispatcher.dispatch(opts, handler);
+  } catch (err) {
+    handler.fail(err as Error);
+  }
+}
+
+/**
+ * Performs an HTTP request through `this` dispatcher. Without a callback it returns a promise of
+ * the ResponseData; with one it calls back `(err, data)` and returns undefined.
+ */
+export function request<TOpaque = null>(
+  this: RequestDispatcher,
+  opts: RequestOptions<TOpaque>,
+): Promise<ResponseData<TOpaque>>;
+export function request<TOpaque = null>(
+  this: RequestDispatcher,
+  opts: RequestOptions<TOpaque>,
+  callback: RequestCallback<TOpaque>,
+): void;
+export function request(
+  this: RequestDispatcher,
+  opts: RequestOptions<unknown>,
+  callback?: AnyCallback,
+): Promise<AnyResponseData> | void {
+  if (callback === undefined) {
+    let handler: RequestHandler;
+    try {
+      if (opts === null || typeof opts !== 'object') throw new InvalidArgumentError('invalid opts');
+      handler = new RequestHandler(opts, null);
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    const promise = new Promise<AnyResponseData>(captureResolvers);
+    handler.resolve = pendingResolve;
+    handler.reject = pendingReject;
+    pendingResolve = pendingReject = null;
+    dispatchRequest(this, opts, handler);
+    return promise;
+  }
+
+  if (typeof callback !== 'function') throw new InvalidArgumentError('invalid callback');
+
+  let handler: RequestHandler;
+  try {
+    if (opts === null || typeof opts !== 'object') throw new InvalidArgumentError('invalid opts');
+    handler = new RequestHandler(opts, callback);
+  } catch (err) {
+    const data = { opaque: (opts as { opaque?: unknown } | null)?.opaque } as AnyResponseData;
+    queueMicrotask(() => callback(err as Error, data));
+    return;
+  }
+  dispatchRequest(this, opts, handler);
+}

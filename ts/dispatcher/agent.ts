@@ -1,0 +1,112 @@
+// Agent: routes each request by its origin to a Pool (or a Client when connections is 1),
+// created on first use through `factory`.
+import { InvalidArgumentError, ClientDestroyedError, ClientClosedError } from '../core/errors.js';
+import { Dispatcher } from './dispatcher.js';
+import { Client } from './client.js';
+import { Pool, type PoolOptions } from './pool.js';
+import type { DispatchHandler, DispatchOptions } from './types.js';
+
+export interface AgentOptions extends PoolOptions {
+  factory?: (origin: URL, opts: object) => Dispatcher;
+  maxOrigins?: number;
+}
+
+function defaultFactory(origin: URL, opts: AgentOptions): Dispatcher {
+  return opts.connections === 1 ? new Client(origin, opts) : new Pool(origin, opts);
+}
+
+export class Agent extends Dispatcher {
+  readonly #opts: AgentOptions;
+  readonly #factory: (origin: URL, opts: object) => Dispatcher;
+  readonly #dispatchers = new Map<string, Dispatcher>();
+  #closed = false;
+  #destroyed = false;
+
+  constructor(opts: AgentOptions = {}) {
+    super();
+    if (opts === null || typeof opts !== 'object') throw new InvalidArgumentError('Argument opts must be an object.');
+    if (opts.factory != null && typeof opts.factory !== 'function') {
+      throw new InvalidArgumentError('factory must be a function.');
+    }
+    if (opts.maxOrigins != null && (!Number.isInteger(opts.maxOrigins) || opts.maxOrigins < 1)) {
+      throw new InvalidArgumentError('maxOrigins must be a number greater than 0');
+    }
+    this.#opts = { ...opts };
+    this.#factory = opts.factory ?? ((o, p) => defaultFactory(o, p as AgentOptions));
+  }
+
+  get closed(): boolean {
+    return this.#closed;
+  }
+  get destroyed(): boolean {
+    return this.#destroyed;
+  }
+
+  dispatch(opts: DispatchOptions, handler: DispatchHandler): boolean {
+    let key: string;
+    if (opts?.origin == null) throw new InvalidArgumentError('opts.origin must be a non-empty string or URL.');
+    try {
+      key = new URL(String(opts.origin)).origin;
+    } catch {
+      throw new InvalidArgumentError('opts.origin must be a valid URL.');
+    }
+    if (this.#destroyed) throw new ClientDestroyedError();
+    if (this.#closed) throw new ClientClosedError();
+    let d = this.#dispatchers.get(key);
+    if (d === undefined) {
+      const max = this.#opts.maxOrigins ?? Infinity;
+      if (this.#dispatchers.size >= max) {
+        handler.onResponseError?.(noController, new InvalidArgumentError('maxOrigins reached'));
+        return false;
+      }
+      d = this.#factory(new URL(key), { ...this.#opts, factory: undefined, maxOrigins: undefined });
+      const forward =
+        (event: string) =>
+        (origin: URL, targets: Dispatcher[], err?: Error): void => {
+          this.emit(event, origin, [this, ...targets], err);
+        };
+      d.on('connect', forward('connect'));
+      d.on('disconnect', forward('disconnect'));
+      d.on('connectionError', forward('connectionError'));
+      d.on('drain', (origin: URL, targets: Dispatcher[]) => this.emit('drain', origin, [this, ...targets]));
+      this.#dispatchers.set(key, d);
+    }
+    return d.dispatch(opts, handler);
+  }
+
+  close(): Promise<void>;
+  close(callback: (err: Error | null, data: null) => void): void;
+  close(callback?: (err: Error | null, data: null) => void): Promise<void> | void {
+    this.#closed = true;
+    const done = Promise.all([...this.#dispatchers.values()].map((d) => d.close())).then(() => undefined);
+    if (callback === undefined) return done;
+    done.then(() => callback(null, null));
+  }
+
+  destroy(): Promise<void>;
+  destroy(err: Error | null): Promise<void>;
+  destroy(callback: (err: Error | null, data: null) => void): void;
+  destroy(err: Error | null, callback: (err: Error | null, data: null) => void): void;
+  destroy(a?: unknown, b?: unknown): Promise<void> | void {
+    const callback = (typeof a === 'function' ? a : b) as ((err: Error | null, data: null) => void) | undefined;
+    const err = a instanceof Error ? a : null;
+    this.#closed = true;
+    this.#destroyed = true;
+    const done = Promise.all([...this.#dispatchers.values()].map((d) => d.destroy(err))).then(() => undefined);
+    if (callback === undefined) return done;
+    done.then(() => callback(null, null));
+  }
+}
+
+// Errors raised before any request object exists still go through onResponseError with a
+// controller whose operations are no-ops.
+const noController = {
+  aborted: false,
+  paused: false,
+  reason: null,
+  rawHeaders: null,
+  rawTrailers: null,
+  abort() {},
+  pause() {},
+  resume() {},
+};

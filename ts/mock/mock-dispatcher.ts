@@ -1,0 +1,335 @@
+// What MockPool and MockClient are: a dispatcher bound to one origin (or origin matcher) holding
+// interceptors. A request that matches one is answered by a replay; one that matches none goes to
+// the real network when the agent allows it, and otherwise fails with MockNotMatchedError.
+import {
+  ClientClosedError,
+  ClientDestroyedError,
+  InvalidArgumentError,
+  MockNotMatchedError,
+} from '../core/errors.js';
+import { Dispatcher } from '../dispatcher/dispatcher.js';
+import type { DispatchHandler, DispatchOptions } from '../dispatcher/types.js';
+import type { MockCallHistoryLog } from './mock-call-history.js';
+import { MockReplay, produceReply } from './mock-dispatch.js';
+import { MockInterceptor, type Interceptable } from './mock-interceptor.js';
+import { explainMiss, findMatch, type InterceptorGroup } from './mock-match.js';
+import { bodyText, isDeferredBody, normalizeOrigin, readDeferredBody, requestKey } from './mock-request.js';
+
+export type OriginMatcher = string | RegExp | ((origin: string) => boolean);
+export type NetConnectDecision = 'allowed' | 'disabled' | 'not-enabled';
+
+/** What a mock dispatcher needs from the agent it belongs to. */
+export interface MockAgentPolicy {
+  readonly active: boolean;
+  readonly real: Dispatcher;
+  readonly ignoreTrailingSlash: boolean;
+  readonly acceptNonStandardSearchParameters: boolean;
+  netConnect(origin: string): NetConnectDecision;
+  /** Records the call when call history is on. */
+  record(opts: DispatchOptions): MockCallHistoryLog | undefined;
+  /** Every mock dispatcher's state on the agent, to explain a miss by other origins' interceptors. */
+  states(): readonly MockDispatcherState[];
+  forget(state: MockDispatcherState): void;
+}
+
+/** The agent-side key through which a mock dispatcher finds its policy. */
+export const kMockAgentPolicy = Symbol('ferro.mockAgent.policy');
+/** The internal state of a mock dispatcher, for its agent. */
+export const kMockState = Symbol('ferro.mockDispatcher.state');
+
+type MockDispatch = MockInterceptor.MockDispatch;
+
+// Used-up interceptors are kept only to say "this would have matched, but was used up".
+const USED_UP_KEPT = 64;
+
+function describeOrigin(origin: OriginMatcher | URL): string {
+  if (typeof origin === 'string' || origin instanceof URL) return normalizeOrigin(origin);
+  if (origin instanceof RegExp) return String(origin);
+  return origin.name ? `[function ${origin.name}]` : '[function]';
+}
+
+/** A mock dispatcher's interceptors, replies in flight and lifecycle, shared with its agent. */
+export class MockDispatcherState {
+  readonly matcher: OriginMatcher;
+  readonly label: string;
+  readonly policy: MockAgentPolicy;
+  readonly ignoreTrailingSlash: boolean;
+  readonly dispatches: MockDispatch[] = [];
+  readonly usedUp: MockDispatch[] = [];
+  readonly inflight = new Set<MockReplay>();
+  closed = false;
+  destroyed = false;
+  #closeWaiters: (() => void)[] = [];
+
+  constructor(matcher: OriginMatcher, policy: MockAgentPolicy, ignoreTrailingSlash: boolean) {
+    this.matcher = matcher;
+    this.label = describeOrigin(matcher);
+    this.policy = policy;
+    this.ignoreTrailingSlash = ignoreTrailingSlash;
+  }
+
+  /** Whether requests to `origin` (normalized) are this dispatcher's to answer. */
+  serves(origin: string): boolean {
+    const m = this.matcher;
+    if (typeof m === 'string') return this.label === origin;
+    if (m instanceof RegExp) {
+      m.lastIndex = 0;
+      return m.test(origin);
+    }
+    return Boolean(m(origin));
+  }
+
+  group(): InterceptorGroup {
+    return { origin: this.label, active: this.dispatches, usedUp: this.usedUp };
+  }
+
+  consume(d: MockDispatch): void {
+    d.timesInvoked++;
+    const times = d.times ?? 1;
+    d.consumed = !d.persist && d.timesInvoked >= times;
+    d.pending = d.timesInvoked < times;
+    if (!d.consumed) return;
+    const at = this.dispatches.indexOf(d);
+    if (at !== -1) this.dispatches.splice(at, 1);
+    this.usedUp.push(d);
+    if (this.usedUp.length > USED_UP_KEPT) this.usedUp.shift();
+  }
+
+  replay(d: MockDispatch, handler: DispatchHandler, request: MockInterceptor.MockResponseCallbackOptions): void {
+    const replay = new MockReplay(handler, (r) => this.#settled(r));
+    this.inflight.add(replay);
+    replay.start();
+    const error = d.data.error;
+    replay.later(d.delay, () => {
+      if (error) return replay.fail(error);
+      let produced;
+      try {
+        produced = produceReply(d, request);
+      } catch (err) {
+        return replay.fail(err as Error);
+      }
+      if (produced instanceof Promise) produced.then((reply) => replay.respond(reply), (err: Error) => replay.fail(err));
+      else replay.respond(produced);
+    });
+  }
+
+  /** Resolves once nothing is in flight. */
+  drained(): Promise<void> {
+    if (this.inflight.size === 0) return Promise.resolve();
+    return new Promise((resolve) => this.#closeWaiters.push(resolve));
+  }
+
+  #settled(replay: MockReplay): void {
+    this.inflight.delete(replay);
+    if (this.inflight.size === 0 && this.#closeWaiters.length > 0) {
+      const waiters = this.#closeWaiters;
+      this.#closeWaiters = [];
+      for (const w of waiters) w();
+    }
+  }
+}
+
+/** Fails a request that never started, through its handler, as a real dispatcher does. */
+export function refuse(handler: DispatchHandler, err: Error): void {
+  new MockReplay(handler, () => {}).fail(err);
+}
+
+export interface MockRoute {
+  /** The request's origin, normalized. */
+  origin: string;
+  /** The mock dispatchers serving that origin, in the order their interceptors are tried. */
+  states: readonly MockDispatcherState[];
+  policy: MockAgentPolicy;
+}
+
+function serve(
+  route: MockRoute,
+  opts: DispatchOptions,
+  handler: DispatchHandler,
+  text: string | undefined,
+  callbackBody: unknown,
+): boolean {
+  const { origin, states, policy } = route;
+  const key = requestKey(opts, origin, text, policy.acceptNonStandardSearchParameters);
+  for (const state of states) {
+    const d = findMatch(state.dispatches, key);
+    if (d === undefined) continue;
+    state.consume(d);
+    state.replay(d, handler, {
+      ...opts,
+      origin: opts.origin == null ? origin : String(opts.origin),
+      path: opts.path,
+      method: opts.method,
+      headers: (key.headersAsGiven ?? {}) as Record<string, string>,
+      body: callbackBody as MockInterceptor.MockResponseCallbackOptions['body'],
+    });
+    return true;
+  }
+  const decision = policy.netConnect(origin);
+  if (decision === 'allowed') return policy.real.dispatch(opts.origin == null ? { ...opts, origin } : opts, handler);
+  const others = policy.states().filter((s) => !states.includes(s));
+  const { headline, details } = explainMiss(
+    key,
+    states.map((s) => s.group()),
+    others.map((s) => s.group()),
+  );
+  const why = decision === 'disabled' ? 'net.connect disabled' : 'net.connect is not enabled for this origin';
+  // The first line keeps undici's wording (tests match on it); the lines after it explain the miss.
+  throw new MockNotMatchedError(`${headline}: subsequent request to origin ${origin} was not allowed (${why})\n${details}`);
+}
+
+/**
+ * Answers a request from the interceptors of `route.states`. A miss throws synchronously, as
+ * undici's mocks do; a streamed body is read first, and then a miss reaches the handler instead.
+ */
+export function dispatchToMocks(
+  route: MockRoute,
+  opts: DispatchOptions,
+  handler: DispatchHandler,
+  log: MockCallHistoryLog | undefined,
+): boolean {
+  if (!isDeferredBody(opts.body)) return serve(route, opts, handler, bodyText(opts.body), opts.body);
+  readDeferredBody(opts.body).then(
+    (buf) => {
+      const text = buf.toString('utf8');
+      if (log !== undefined) log.body = text;
+      try {
+        // The stream is spent: what falls through to the network carries the bytes read.
+        serve(route, { ...opts, body: buf }, handler, text, text);
+      } catch (err) {
+        refuse(handler, err as Error);
+      }
+    },
+    (err: Error) => refuse(handler, err),
+  );
+  return true;
+}
+
+/** For a mock dispatcher made with a plain dispatcher as its agent: always mock, fall through to it. */
+function standalonePolicy(agent: Dispatcher): MockAgentPolicy {
+  return {
+    active: true,
+    real: agent,
+    ignoreTrailingSlash: false,
+    acceptNonStandardSearchParameters: false,
+    netConnect: () => 'allowed',
+    record: () => undefined,
+    states: () => [],
+    forget: () => {},
+  };
+}
+
+export interface MockDispatcherOptions {
+  /** The MockAgent this dispatcher belongs to. */
+  agent: Dispatcher;
+  /** Default for the interceptors' ignoreTrailingSlash; the agent's setting when absent. */
+  ignoreTrailingSlash?: boolean;
+}
+
+/** The shared implementation of MockPool and MockClient. */
+export abstract class MockDispatcher extends Dispatcher implements Interceptable {
+  readonly [kMockState]: MockDispatcherState;
+
+  protected constructor(origin: OriginMatcher | URL, options: MockDispatcherOptions) {
+    super();
+    if (options === null || typeof options !== 'object') {
+      throw new InvalidArgumentError('mock dispatcher options must be an object with an agent');
+    }
+    const agent = options.agent as Dispatcher & { [kMockAgentPolicy]?: MockAgentPolicy };
+    if (agent == null || typeof agent.dispatch !== 'function') {
+      throw new InvalidArgumentError('options.agent must be a MockAgent (an object with a dispatch method)');
+    }
+    if (
+      typeof origin !== 'string' &&
+      !(origin instanceof URL) &&
+      !(origin instanceof RegExp) &&
+      typeof origin !== 'function'
+    ) {
+      throw new InvalidArgumentError(`origin must be a string, a URL, a RegExp or a function, got ${typeof origin}`);
+    }
+    if (options.ignoreTrailingSlash !== undefined && typeof options.ignoreTrailingSlash !== 'boolean') {
+      throw new InvalidArgumentError('options.ignoreTrailingSlash must be a boolean');
+    }
+    const policy = agent[kMockAgentPolicy] ?? standalonePolicy(agent);
+    const matcher = origin instanceof URL ? normalizeOrigin(origin) : origin;
+    this[kMockState] = new MockDispatcherState(matcher, policy, options.ignoreTrailingSlash ?? policy.ignoreTrailingSlash);
+  }
+
+  get closed(): boolean {
+    return this[kMockState].closed;
+  }
+  get destroyed(): boolean {
+    return this[kMockState].destroyed;
+  }
+
+  /** Registers a route for requests to this origin; finish it with reply() or replyWithError(). */
+  intercept(options: MockInterceptor.Options): MockInterceptor {
+    const state = this[kMockState];
+    const withDefaults =
+      options !== null && typeof options === 'object' && options.ignoreTrailingSlash === undefined
+        ? { ...options, ignoreTrailingSlash: state.ignoreTrailingSlash }
+        : options;
+    return new MockInterceptor(withDefaults, state.dispatches);
+  }
+
+  /** Removes every registered route. */
+  cleanMocks(): void {
+    const state = this[kMockState];
+    state.dispatches.length = 0;
+    state.usedUp.length = 0;
+  }
+
+  dispatch(opts: DispatchOptions, handler: DispatchHandler): boolean {
+    if (handler === null || typeof handler !== 'object') throw new InvalidArgumentError('handler must be an object');
+    const state = this[kMockState];
+    if (opts === null || typeof opts !== 'object') {
+      refuse(handler, new InvalidArgumentError('opts must be an object.'));
+      return false;
+    }
+    if (state.destroyed) {
+      refuse(handler, new ClientDestroyedError());
+      return false;
+    }
+    if (state.closed) {
+      refuse(handler, new ClientClosedError());
+      return false;
+    }
+    // Bound to one origin, this dispatcher answers for it whatever opts.origin says.
+    const origin =
+      typeof state.matcher === 'string' || opts.origin == null ? state.label : normalizeOrigin(opts.origin);
+    const routed = opts.origin == null ? { ...opts, origin } : opts;
+    const log = state.policy.record(routed);
+    if (!state.policy.active) return state.policy.real.dispatch(routed, handler);
+    return dispatchToMocks({ origin, states: [state], policy: state.policy }, routed, handler, log);
+  }
+
+  close(): Promise<void>;
+  close(callback: (err: Error | null, data: null) => void): void;
+  close(callback?: (err: Error | null, data: null) => void): Promise<void> | void {
+    const state = this[kMockState];
+    state.closed = true;
+    const done = state.drained().then(() => state.policy.forget(state));
+    if (callback === undefined) return done;
+    done.then(() => callback(null, null));
+  }
+
+  destroy(): Promise<void>;
+  destroy(err: Error | null): Promise<void>;
+  destroy(callback: (err: Error | null, data: null) => void): void;
+  destroy(err: Error | null, callback: (err: Error | null, data: null) => void): void;
+  destroy(a?: unknown, b?: unknown): Promise<void> | void {
+    const callback = (typeof a === 'function' ? a : b) as ((err: Error | null, data: null) => void) | undefined;
+    const err = a instanceof Error ? a : new ClientDestroyedError();
+    const state = this[kMockState];
+    state.closed = true;
+    state.destroyed = true;
+    const pending = [...state.inflight];
+    // In-flight replies fail asynchronously, as requests on a destroyed real dispatcher do.
+    const done = Promise.resolve().then(() => {
+      for (const replay of pending) replay.fail(err);
+      state.policy.forget(state);
+    });
+    if (callback === undefined) return done;
+    done.then(() => callback(null, null));
+  }
+}

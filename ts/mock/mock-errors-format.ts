@@ -1,0 +1,28 @@
+// The table assertNoPendingInterceptors() shows: one row per interceptor still waiting, drawn by
+// Node's console.table so it reads like any other table in a test log.
+import { Console } from 'node:console';
+import { Writable } from 'node:stream';
+import type { MockAgent } from './mock-agent.js';
+
+export class PendingInterceptorsFormatter implements MockAgent.PendingInterceptorsFormatter {
+  format(pendingInterceptors: readonly MockAgent.PendingInterceptor[]): string {
+    const rows = pendingInterceptors.map((p) => ({
+      Method: p.method,
+      Origin: p.origin,
+      Path: p.path,
+      'Status code': p.data.error ? 'error' : (p.data.statusCode ?? '(callback)'),
+      Persistent: p.persist ? '✅' : '❌',
+      Invocations: p.timesInvoked,
+      Remaining: p.persist ? Infinity : (p.times ?? 1) - p.timesInvoked,
+    }));
+    let out = '';
+    const sink = new Writable({
+      write(chunk: Buffer | string, _encoding, done) {
+        out += chunk.toString();
+        done();
+      },
+    });
+    new Console({ stdout: sink, colorMode: false }).table(rows);
+    return out.trim();
+  }
+}
