@@ -130,7 +130,7 @@ impl NativePool {
         self.pool.id
     }
 
-    /// Queues a request. `head` is "METHOD\0PATH\0name\0value\0…"; timeouts in ms, 0 = none.
+    /// Queues a request; `flush` sends it. `head` is "METHOD\0PATH\0name\0value\0…"; timeouts in ms, 0 = none.
     /// Returns false when the pool was destroyed.
     #[napi(catch_unwind)]
     pub fn dispatch(
@@ -143,7 +143,14 @@ impl NativePool {
         body_timeout: u32,
     ) -> bool {
         let body = body.map(|b| b.to_vec());
-        self.pool.dispatch(id, head, body, flags, ms(headers_timeout), ms(body_timeout)).is_ok()
+        self.pool.dispatch(id, head, body, flags, ms(headers_timeout), ms(body_timeout), false).is_ok()
+    }
+
+    /// Gets the requests queued by `dispatch` since the last flush moving (one engine wake per
+    /// JS tick instead of one per request).
+    #[napi(catch_unwind)]
+    pub fn flush(&self) {
+        self.pool.flush();
     }
 
     #[napi(catch_unwind)]

@@ -32,15 +32,21 @@ const BATCH_CAPACITY: usize = 16 * 1024;
 const HIGH_WATER: usize = 4 * 1024 * 1024;
 
 impl EventSink for Queue {
-    fn write(&self, write: &mut dyn FnMut(&mut Vec<u8>)) {
+    fn write(&self, write: &mut dyn FnMut(&mut Vec<u8>)) -> bool {
         let mut g = self.inner.lock();
         let was_empty = g.buf.is_empty();
         write(&mut g.buf);
-        if was_empty && !g.buf.is_empty() {
-            if let Some(t) = &g.tsfn {
-                // Non-blocking on an unbounded queue: never waits; fails only while closing.
-                unsafe { sys::napi_call_threadsafe_function(t.0, ptr::null_mut(), sys::ThreadsafeFunctionCallMode::nonblocking) };
-            }
+        was_empty && !g.buf.is_empty()
+    }
+
+    fn signal(&self) {
+        let g = self.inner.lock();
+        if g.buf.is_empty() {
+            return; // JS already took it (a synchronous drain)
+        }
+        if let Some(t) = &g.tsfn {
+            // Non-blocking on an unbounded queue: never waits; fails only while closing.
+            unsafe { sys::napi_call_threadsafe_function(t.0, ptr::null_mut(), sys::ThreadsafeFunctionCallMode::nonblocking) };
         }
     }
 

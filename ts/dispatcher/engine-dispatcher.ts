@@ -2,7 +2,7 @@
 // request, hands it to the engine in one synchronous call, and keeps the busy / drain, close and
 // destroy bookkeeping of the Dispatcher interface.
 import { Readable } from 'node:stream';
-import { createPool, forgetPool } from '../native/engine.js';
+import { createPool, forgetPool, scheduleFlush } from '../native/engine.js';
 import type { NativePool } from '../native/binding.js';
 import type { PoolSink } from '../native/events.js';
 import { engineError } from '../native/error-codes.js';
@@ -196,7 +196,9 @@ export class EngineDispatcher extends Dispatcher implements PoolSink, RequestOwn
     if (req.done) return;
     if (!this.#native.dispatch(req.id, head, buf, flags, headersTimeout, bodyTimeout)) {
       req.fail(new ClientDestroyedError());
+      return;
     }
+    scheduleFlush(this.#native);
   }
 
   requestDone(req: EngineRequest): void {

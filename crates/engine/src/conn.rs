@@ -305,10 +305,10 @@ impl Conn {
 
     /// Decodes everything buffered and hands the events to JS in one batch.
     fn on_bytes(&mut self) -> Result<(), End> {
-        let sink = self.sink.clone();
+        let shared = self.pool.shared.clone();
         let mut result = Ok(());
         let mut done: Vec<u32> = Vec::new();
-        sink.write(&mut |q| {
+        shared.write_events(&mut |q| {
             let mut w = Writer::new(q);
             result = self.decode_into(&mut w, &mut done);
         });

@@ -6,12 +6,16 @@ use parking_lot::Mutex;
 use std::collections::HashMap;
 use std::sync::Arc;
 use tokio::runtime::{Builder, Handle};
+use tokio::sync::Notify;
 
 /// Where packed events go (see `events.rs`). The binding implements it with a queue that wakes
 /// the JS thread when it goes from empty to non-empty.
 pub trait EventSink: Send + Sync + 'static {
-    /// Runs `write` with the queue locked so a whole batch lands at once.
-    fn write(&self, write: &mut dyn FnMut(&mut Vec<u8>));
+    /// Runs `write` with the queue locked so a whole batch lands at once. Returns true when the
+    /// queue went from empty to non-empty, i.e. JS needs a `signal`.
+    fn write(&self, write: &mut dyn FnMut(&mut Vec<u8>)) -> bool;
+    /// Wakes the JS thread to take the queue.
+    fn signal(&self);
     /// True while JS is further behind than the queue's high-water mark: connections then stop
     /// reading (so the engine never buffers unbounded data for JS) and `waker` is woken once JS
     /// has taken the queue.
@@ -22,9 +26,19 @@ pub struct Shared {
     pub handle: Handle,
     pub sink: Arc<dyn EventSink>,
     reqs: Mutex<HashMap<u32, Arc<ReqCtl>>>,
+    /// Wakes the flusher task, which signals JS once every connection woken in the same reactor
+    /// tick has written its events: one JS wake carries the whole tick instead of one connection.
+    flush: Arc<Notify>,
 }
 
 impl Shared {
+    /// Appends events for JS; the signal to JS is deferred to the flusher.
+    pub(crate) fn write_events(&self, write: &mut dyn FnMut(&mut Vec<u8>)) {
+        if self.sink.write(write) {
+            self.flush.notify_one();
+        }
+    }
+
     pub(crate) fn register(&self, id: u32) -> Arc<ReqCtl> {
         let ctl = Arc::new(ReqCtl::default());
         self.reqs.lock().insert(id, ctl.clone());
@@ -73,7 +87,15 @@ impl Engine {
     }
 
     fn shared(handle: Handle, sink: Arc<dyn EventSink>) -> Arc<Shared> {
-        Arc::new(Shared { handle, sink, reqs: Mutex::new(HashMap::new()) })
+        let flush = Arc::new(Notify::new());
+        let (f, k) = (flush.clone(), sink.clone());
+        handle.spawn(async move {
+            loop {
+                f.notified().await;
+                k.signal();
+            }
+        });
+        Arc::new(Shared { handle, sink, reqs: Mutex::new(HashMap::new()), flush })
     }
 
     pub fn create_pool(&self, id: u32, opts: PoolOptions) -> Arc<Pool> {

@@ -75,7 +75,8 @@ impl Pool {
         })
     }
 
-    /// Queues a request (called on the JS thread). Wakes a connection with room, or starts one.
+    /// Queues a request (called on the JS thread). With `wake`, also gets it moving at once;
+    /// without, the caller batches: it queues every request of a JS tick, then calls `flush` once.
     #[allow(clippy::too_many_arguments)]
     pub fn dispatch(
         self: &Arc<Self>,
@@ -85,6 +86,7 @@ impl Pool {
         flags: u32,
         headers_timeout: Option<Duration>,
         body_timeout: Option<Duration>,
+        wake: bool,
     ) -> Result<(), DispatchError> {
         let ctl = self.shared.register(id);
         let req = Request { id, head, body, flags, headers_timeout, body_timeout, ctl, retries: 0 };
@@ -95,8 +97,43 @@ impl Pool {
             return Err(DispatchError::Destroyed);
         }
         st.queue.push_back(req);
-        self.kick(st);
+        if wake {
+            self.kick(st);
+        }
         Ok(())
+    }
+
+    /// Gets queued requests moving: wakes as many waiting connections as there are queued
+    /// requests, and starts new connections for the rest, up to the limit.
+    pub fn flush(self: &Arc<Self>) {
+        let mut st = self.state.lock();
+        let mut wakers = Vec::new();
+        let mut n = st.queue.len();
+        while n > 0 {
+            match st.waiting.pop() {
+                Some((_, w)) => wakers.push(w),
+                None => break,
+            }
+            // A woken connection takes up to `pipelining` requests.
+            n = n.saturating_sub(self.opts.pipelining.max(1));
+        }
+        while n > 0 && !st.destroyed && (self.opts.connections == 0 || st.live < self.opts.connections) {
+            self.spawn_conn(&mut st);
+            n = n.saturating_sub(1);
+        }
+        drop(st);
+        for w in wakers {
+            w.wake();
+        }
+    }
+
+    fn spawn_conn(self: &Arc<Self>, st: &mut PoolState) {
+        st.live += 1;
+        let conn_id = st.next_conn;
+        st.next_conn += 1;
+        // Spawned under the lock so the task cannot finish (and unregister) before it is registered.
+        let handle = self.shared.handle.spawn(conn::run(self.clone(), conn_id));
+        st.tasks.insert(conn_id, handle.abort_handle());
     }
 
     /// Gets queued work moving: wakes one waiting connection, else starts a new one if allowed.
@@ -110,12 +147,7 @@ impl Pool {
             return;
         }
         if self.opts.connections == 0 || st.live < self.opts.connections {
-            st.live += 1;
-            let conn_id = st.next_conn;
-            st.next_conn += 1;
-            // Spawned under the lock so the task cannot finish (and unregister) before it is registered.
-            let handle = self.shared.handle.spawn(conn::run(self.clone(), conn_id));
-            st.tasks.insert(conn_id, handle.abort_handle());
+            self.spawn_conn(&mut st);
         }
     }
 
@@ -151,7 +183,7 @@ impl Pool {
 
     pub(crate) fn emit(&self, f: impl FnOnce(&mut Writer<'_>)) {
         let mut f = Some(f);
-        self.shared.sink.write(&mut |q| {
+        self.shared.write_events(&mut |q| {
             if let Some(f) = f.take() {
                 f(&mut Writer::new(q));
             }
