@@ -1,0 +1,83 @@
+// Loads the platform binary: a locally built one first (npm install from a clone builds it into
+// native/), then the prebuilt per-platform package.
+import { createRequire } from 'node:module';
+import { existsSync, readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { join, dirname } from 'node:path';
+
+export interface PoolConfig {
+  host: string;
+  port: number;
+  socketPath?: string | null;
+  connections: number;
+  pipelining: number;
+  connectTimeout: number;
+  keepAliveTimeout: number;
+  keepAliveMaxTimeout: number;
+  keepAliveTimeoutThreshold: number;
+  maxHeaderSize: number;
+  maxResponseSize: number;
+  maxRequestsPerClient: number;
+}
+
+export interface NativePool {
+  readonly id: number;
+  dispatch(id: number, head: string, body: Buffer | null, flags: number, headersTimeout: number, bodyTimeout: number): boolean;
+  flush(): void;
+  close(): void;
+  destroy(): void;
+}
+
+export interface NativeEngine {
+  createPool(cfg: PoolConfig): NativePool;
+  ref(): void;
+  unref(): void;
+  drain(): Buffer;
+  pause(id: number): void;
+  resume(id: number): void;
+  abort(id: number): void;
+  close(): void;
+}
+
+export interface NativeBinding {
+  NativeEngine: new (onEvents: (batch: Buffer) => void, workers?: number) => NativeEngine;
+}
+
+function isMusl(): boolean {
+  if (process.platform !== 'linux') return false;
+  try {
+    return readFileSync('/usr/bin/ldd', 'utf8').includes('musl');
+  } catch {
+    const report = process.report?.getReport() as { header?: { glibcVersionRuntime?: string } } | undefined;
+    return !report?.header?.glibcVersionRuntime;
+  }
+}
+
+function platformTriple(): string {
+  const { platform, arch } = process;
+  if (platform === 'linux') return `linux-${arch}-${isMusl() ? 'musl' : 'gnu'}`;
+  if (platform === 'win32') return `win32-${arch}-msvc`;
+  return `${platform}-${arch}`;
+}
+
+function load(): NativeBinding {
+  const require = createRequire(import.meta.url);
+  const triple = platformTriple();
+  const here = dirname(fileURLToPath(import.meta.url));
+  const local = join(here, '..', '..', 'native', `ferro.${triple}.node`);
+  const tried: string[] = [];
+  if (existsSync(local)) return require(local) as NativeBinding;
+  tried.push(local);
+  const pkg = `@ferro-http/binding-${triple}`;
+  try {
+    return require(pkg) as NativeBinding;
+  } catch (err) {
+    tried.push(`${pkg} (${(err as Error).message.split('\n')[0]})`);
+  }
+  throw new Error(
+    `ferro: no native binary for ${triple}. Tried:\n  ${tried.join('\n  ')}\n` +
+      'Build it from source with `npm run build:native` (needs a Rust toolchain).',
+  );
+}
+
+export const binding: NativeBinding = load();

@@ -1,0 +1,86 @@
+// The one engine of this JS environment (each worker thread gets its own): owns the native
+// engine, the id → request and id → pool tables that events are routed through, and keeps the
+// process alive exactly while requests are in flight.
+import { binding, type NativeEngine, type NativePool, type PoolConfig } from './binding.js';
+import { decodeBatch, type PoolSink, type RequestSink } from './events.js';
+
+const requests = new Map<number, RequestSink>();
+const pools = new Map<number, PoolSink>();
+let native: NativeEngine | null = null;
+let nextId = 1;
+let referenced = false;
+
+function onEvents(batch: Buffer): void {
+  decodeBatch(batch, requests, pools);
+}
+
+function engine(): NativeEngine {
+  if (native === null) {
+    const workers = Number(process.env.FERRO_ENGINE_THREADS ?? 1) || 1;
+    native = new binding.NativeEngine(onEvents, workers);
+  }
+  return native;
+}
+
+export function createPool(cfg: PoolConfig, sink: PoolSink): NativePool {
+  const pool = engine().createPool(cfg);
+  pools.set(pool.id, sink);
+  return pool;
+}
+
+export function forgetPool(pool: NativePool): void {
+  pools.delete(pool.id);
+  toFlush.delete(pool);
+}
+
+// Requests dispatched during one JS tick are queued in the engine without waking it; one
+// microtask then wakes each pool once. Handlers typically dispatch many requests per tick (one
+// per completed response in a batch), so this saves an engine wake-up per request.
+const toFlush = new Set<NativePool>();
+let flushQueued = false;
+
+function flushAll(): void {
+  flushQueued = false;
+  for (const pool of toFlush) pool.flush();
+  toFlush.clear();
+}
+
+export function scheduleFlush(pool: NativePool): void {
+  toFlush.add(pool);
+  if (!flushQueued) {
+    flushQueued = true;
+    queueMicrotask(flushAll);
+  }
+}
+
+/** Registers a request and returns its id; the engine is kept referenced while any is open. */
+export function openRequest(sink: RequestSink): number {
+  const id = nextId;
+  nextId = nextId === 0xffffffff ? 1 : nextId + 1;
+  requests.set(id, sink);
+  if (!referenced) {
+    referenced = true;
+    engine().ref();
+  }
+  return id;
+}
+
+export function closeRequest(id: number): void {
+  requests.delete(id);
+  if (referenced && requests.size === 0) {
+    referenced = false;
+    native!.unref();
+  }
+}
+
+export const control = {
+  pause(id: number): void {
+    native?.pause(id);
+  },
+  resume(id: number): void {
+    native?.resume(id);
+  },
+  abort(id: number): void {
+    native?.abort(id);
+  },
+};

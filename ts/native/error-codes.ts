@@ -1,0 +1,48 @@
+// Engine error codes (crates/engine/src/error.rs) → the typed errors users catch.
+import {
+  BodyTimeoutError,
+  ConnectTimeoutError,
+  HeadersOverflowError,
+  HeadersTimeoutError,
+  HTTPParserError,
+  InformationalError,
+  InvalidArgumentError,
+  ResponseContentLengthMismatchError,
+  ResponseExceededMaxSizeError,
+  SocketError,
+  UndiciError,
+} from '../core/errors.js';
+
+export function engineError(code: number, errno: string, message: string): Error {
+  switch (code) {
+    case 1:
+      return new SocketError(message);
+    case 2:
+      return new HTTPParserError(`Parse Error: ${message}`, 'HPE_INVALID_CONSTANT');
+    case 3:
+      return new ResponseContentLengthMismatchError();
+    case 4:
+      return new HeadersOverflowError();
+    case 5:
+      return new HeadersTimeoutError();
+    case 6:
+      return new BodyTimeoutError();
+    case 7:
+      return new ConnectTimeoutError();
+    case 8: {
+      // Same shape as Node's own connect errors, so `err.code === 'ECONNREFUSED'` keeps working.
+      const err = new Error(message) as NodeJS.ErrnoException;
+      err.code = errno || 'ECONNRESET';
+      err.syscall = 'connect';
+      return err;
+    }
+    case 9:
+      return new ResponseExceededMaxSizeError();
+    case 10:
+      return new InvalidArgumentError(message);
+    case 12:
+      return new InformationalError(message);
+    default:
+      return new UndiciError(`ferro engine: ${message}`);
+  }
+}

@@ -1,0 +1,119 @@
+// Decodes one batch of packed engine events (format: crates/engine/src/events.rs) and hands each
+// to the request or pool it belongs to. Header objects are built here, once, as strings.
+import type { IncomingHeaders } from '../dispatcher/types.js';
+
+export const HEAD = 1;
+export const DATA = 2;
+export const END = 3;
+export const ERROR = 4;
+export const CONNECTED = 5;
+export const DISCONNECTED = 6;
+export const CONNECT_FAILED = 7;
+export const RETRY = 8;
+
+export interface RequestSink {
+  onEngineHead(status: number, reason: string, headers: IncomingHeaders, raw: string[]): void;
+  onEngineData(chunk: Buffer): void;
+  onEngineEnd(trailers: IncomingHeaders, raw: string[]): void;
+  onEngineError(code: number, errno: string, message: string): void;
+  onEngineRetry(): void;
+}
+
+export interface PoolSink {
+  onEngineConnected(): void;
+  onEngineDisconnected(code: number, message: string): void;
+  onEngineConnectFailed(code: number, errno: string, message: string): void;
+}
+
+// Node's Buffer has these fast decoders (what toString uses underneath); @types/node doesn't list them.
+type Batch = Buffer & {
+  latin1Slice(start: number, end: number): string;
+  utf8Slice(start: number, end: number): string;
+};
+
+const u16 = (b: Buffer, o: number): number => b[o]! | (b[o + 1]! << 8);
+const u32 = (b: Buffer, o: number): number => (b[o]! | (b[o + 1]! << 8) | (b[o + 2]! << 16)) + b[o + 3]! * 0x1000000;
+
+/** Reads a header list at `o` into `out` (lowercased keys, repeated names become arrays) and `raw`. */
+function readHeaders(b: Batch, o: number, out: IncomingHeaders, raw: string[]): number {
+  const count = u16(b, o);
+  o += 2;
+  for (let i = 0; i < count; i++) {
+    const nl = u16(b, o);
+    o += 2;
+    const name = b.latin1Slice(o, o + nl);
+    o += nl;
+    const vl = u32(b, o);
+    o += 4;
+    const value = b.utf8Slice(o, o + vl);
+    o += vl;
+    raw.push(name, value);
+    const key = name.toLowerCase();
+    const prev = out[key];
+    if (prev === undefined) out[key] = value;
+    else if (typeof prev === 'string') out[key] = [prev, value];
+    else prev.push(value);
+  }
+  return o;
+}
+
+function readError(b: Batch, o: number, end: number): [number, string, string] {
+  const code = u16(b, o);
+  const el = u16(b, o + 2);
+  const errno = b.latin1Slice(o + 4, o + 4 + el);
+  const message = b.utf8Slice(o + 4 + el, end);
+  return [code, errno, message];
+}
+
+export function decodeBatch(
+  batch: Buffer,
+  requests: Map<number, RequestSink>,
+  pools: Map<number, PoolSink>,
+): void {
+  const b = batch as Batch;
+  let o = 0;
+  const len = b.length;
+  while (o + 9 <= len) {
+    const kind = b[o]!;
+    const id = u32(b, o + 1);
+    const size = u32(b, o + 5);
+    const start = o + 9;
+    const end = start + size;
+    o = end;
+    if (kind === DATA) {
+      requests.get(id)?.onEngineData(b.subarray(start, end));
+    } else if (kind === HEAD) {
+      const sink = requests.get(id);
+      if (sink === undefined) continue;
+      const status = u16(b, start);
+      const rl = u16(b, start + 2);
+      const reason = b.latin1Slice(start + 4, start + 4 + rl);
+      const headers: IncomingHeaders = {};
+      const raw: string[] = [];
+      readHeaders(b, start + 4 + rl, headers, raw);
+      sink.onEngineHead(status, reason, headers, raw);
+    } else if (kind === END) {
+      const sink = requests.get(id);
+      if (sink === undefined) continue;
+      const trailers: IncomingHeaders = {};
+      const raw: string[] = [];
+      if (u16(b, start) > 0) readHeaders(b, start, trailers, raw);
+      sink.onEngineEnd(trailers, raw);
+    } else if (kind === ERROR) {
+      const sink = requests.get(id);
+      if (sink === undefined) continue;
+      const [code, errno, message] = readError(b, start, end);
+      sink.onEngineError(code, errno, message);
+    } else if (kind === RETRY) {
+      requests.get(id)?.onEngineRetry();
+    } else if (kind === CONNECTED) {
+      pools.get(id)?.onEngineConnected();
+    } else if (kind === DISCONNECTED) {
+      const [code, , message] = readError(b, start, end);
+      pools.get(id)?.onEngineDisconnected(code, message);
+    } else if (kind === CONNECT_FAILED) {
+      const [code, errno, message] = readError(b, start, end);
+      pools.get(id)?.onEngineConnectFailed(code, errno, message);
+    }
+  }
+}
