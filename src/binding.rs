@@ -1,7 +1,7 @@
 //! The classes JavaScript holds: `NativeEngine` (one per JS environment) and `NativePool` (one per
 //! Client/Pool). Every call is synchronous and cheap: it queues work for the engine thread.
 use crate::queue::Queue;
-use ferro_engine::{Engine, Pool, PoolOptions, Target};
+use ferro_engine::{Engine, Pool, PoolOptions, StreamLength, Target};
 use napi::bindgen_prelude::*;
 use napi::JsValue;
 use napi_derive::napi;
@@ -26,6 +26,8 @@ pub struct PoolConfig {
     pub max_response_size: f64,
     /// 0 = unlimited.
     pub max_requests_per_client: u32,
+    /// Set for https origins.
+    pub tls: Option<crate::tls_config::TlsConfig>,
 }
 
 #[napi]
@@ -52,6 +54,7 @@ impl NativeEngine {
 
     #[napi(catch_unwind)]
     pub fn create_pool(&mut self, cfg: PoolConfig) -> Result<NativePool> {
+        let tls = cfg.tls.map(|t| crate::tls_config::connector(&self.engine, t, &cfg.host)).transpose()?;
         let target = match cfg.socket_path {
             #[cfg(unix)]
             Some(path) => Target::Unix { path },
@@ -64,6 +67,7 @@ impl NativeEngine {
         };
         let opts = PoolOptions {
             target,
+            tls,
             connections: cfg.connections as usize,
             pipelining: cfg.pipelining as usize,
             connect_timeout: ms(cfg.connect_timeout),
@@ -106,6 +110,19 @@ impl NativeEngine {
         self.engine.resume(id);
     }
 
+    /// Queues bytes for a streamed request body or an upgraded connection. False: wait for the
+    /// request's drain event before writing more.
+    #[napi(catch_unwind)]
+    pub fn write(&self, id: u32, chunk: BufferSlice<'_>) -> bool {
+        self.engine.write(id, chunk.to_vec())
+    }
+
+    /// Ends a streamed body, or half-closes an upgraded connection.
+    #[napi(catch_unwind)]
+    pub fn end(&self, id: u32) {
+        self.engine.end(id);
+    }
+
     #[napi(catch_unwind)]
     pub fn abort(&self, id: u32) {
         self.engine.abort(id);
@@ -131,7 +148,8 @@ impl NativePool {
     }
 
     /// Queues a request; `flush` sends it. `head` is "METHOD\0PATH\0name\0value\0…"; timeouts in ms, 0 = none.
-    /// Returns false when the pool was destroyed.
+    /// With the STREAM_BODY flag the body follows through `NativeEngine.write` / `end`, framed by
+    /// `body_length` (negative: chunked). Returns false when the pool was destroyed.
     #[napi(catch_unwind)]
     pub fn dispatch(
         &self,
@@ -141,9 +159,13 @@ impl NativePool {
         flags: u32,
         headers_timeout: u32,
         body_timeout: u32,
+        body_length: f64,
     ) -> bool {
         let body = body.map(|b| b.to_vec());
-        self.pool.dispatch(id, head, body, flags, ms(headers_timeout), ms(body_timeout), false).is_ok()
+        let stream_length = if body_length >= 0.0 { StreamLength::Known(body_length as u64) } else { StreamLength::Chunked };
+        self.pool
+            .dispatch(id, head, body, flags, stream_length, ms(headers_timeout), ms(body_timeout), false)
+            .is_ok()
     }
 
     /// Gets the requests queued by `dispatch` since the last flush moving (one engine wake per

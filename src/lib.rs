@@ -4,3 +4,4 @@
 
 mod binding;
 mod queue;
+mod tls_config;

@@ -14,3 +14,12 @@ export { MockClient } from './mock/mock-client.js';
 export { MockCallHistory, MockCallHistoryLog } from './mock/mock-call-history.js';
 export { mockErrors } from './mock/mock-errors.js';
 export type { Interceptable, MockInterceptor, MockScope } from './mock/mock-interceptor.js';
+export { fetch, type FetchInit } from './fetch/fetch.js';
+export { installGlobalFetch } from './fetch/global-fetch.js';
+// Node's own WHATWG classes, exported under the names undici uses for its copies.
+export const { Request, Response, Headers, FormData } = globalThis;
+export type Request = globalThis.Request;
+export type Response = globalThis.Response;
+export type Headers = globalThis.Headers;
+export type FormData = globalThis.FormData;
+export type { ConnectOptions, ConnectData, UpgradeOptions, UpgradeData } from './api/tunnel.js';

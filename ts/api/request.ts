@@ -59,7 +59,7 @@ function isStream(value: unknown): value is DestroyableStream {
   );
 }
 
-function destroyRequestBody(body: unknown, err: Error): void {
+export function destroyRequestBody(body: unknown, err: Error): void {
   if (isStream(body) && body.destroyed !== true) {
     body.on('error', noop);
     body.destroy(err);
@@ -71,7 +71,7 @@ function destroyRequestBody(body: unknown, err: Error): void {
  * a generic DOMException; the spec names RequestAbortedError for that case. A reason the user
  * chose (an Error, a TimeoutError from AbortSignal.timeout(), ...) is passed through as undici does.
  */
-function abortReason(signal: AbortSignalLike): Error {
+export function abortReason(signal: AbortSignalLike): Error {
   const reason = (signal as { reason?: unknown }).reason;
   if (reason == null) return new RequestAbortedError();
   if (reason instanceof DOMException && reason.name === 'AbortError') {
@@ -80,7 +80,7 @@ function abortReason(signal: AbortSignalLike): Error {
   return reason as Error;
 }
 
-function isEventTarget(signal: AbortSignalLike): signal is AbortSignal {
+export function isEventTarget(signal: AbortSignalLike): signal is AbortSignal {
   return typeof (signal as AbortSignal).addEventListener === 'function';
 }
 

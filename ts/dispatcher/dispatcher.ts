@@ -1,15 +1,31 @@
 // The Dispatcher base: an EventEmitter whose subclasses implement dispatch/close/destroy; every
 // higher-level operation (request, stream, ...) is built on dispatch.
 import { EventEmitter } from 'node:events';
+import type { Duplex } from 'node:stream';
 import { request as apiRequest } from '../api/request.js';
+import { stream as apiStream } from '../api/stream.js';
+import { pipeline as apiPipeline } from '../api/pipeline.js';
+import {
+  connect as apiConnect,
+  upgrade as apiUpgrade,
+  type ConnectData,
+  type ConnectOptions,
+  type UpgradeData,
+  type UpgradeOptions,
+} from '../api/tunnel.js';
 import type {
   DispatchFn,
   DispatchHandler,
   DispatchOptions,
   DispatcherComposeInterceptor,
+  PipelineHandler,
+  PipelineOptions,
   RequestOptions,
   ResponseData,
+  StreamData,
+  StreamFactory,
 } from './types.js';
+import type * as T from './types.js';
 
 export type Callback<T> = (err: Error | null, data: T) => void;
 
@@ -31,6 +47,44 @@ export abstract class Dispatcher extends EventEmitter {
     return apiRequest.call(this, options, callback as Callback<ResponseData<TOpaque>>) as
       | Promise<ResponseData<TOpaque>>
       | void;
+  }
+
+  stream<TOpaque = null>(options: RequestOptions<TOpaque>, factory: StreamFactory<TOpaque>): Promise<StreamData<TOpaque>>;
+  stream<TOpaque = null>(
+    options: RequestOptions<TOpaque>,
+    factory: StreamFactory<TOpaque>,
+    callback: Callback<StreamData<TOpaque>>,
+  ): void;
+  stream<TOpaque = null>(
+    options: RequestOptions<TOpaque>,
+    factory: StreamFactory<TOpaque>,
+    callback?: Callback<StreamData<TOpaque>>,
+  ): Promise<StreamData<TOpaque>> | void {
+    return (apiStream<TOpaque>).call(this, options, factory, callback as Callback<StreamData<TOpaque>>) as
+      | Promise<StreamData<TOpaque>>
+      | void;
+  }
+
+  pipeline<TOpaque = null>(options: PipelineOptions<TOpaque>, handler: PipelineHandler<TOpaque>): Duplex {
+    return (apiPipeline<TOpaque>).call(this, options, handler);
+  }
+
+  connect<TOpaque = null>(options: ConnectOptions<TOpaque>): Promise<ConnectData<TOpaque>>;
+  connect<TOpaque = null>(options: ConnectOptions<TOpaque>, callback: Callback<ConnectData<TOpaque>>): void;
+  connect<TOpaque = null>(
+    options: ConnectOptions<TOpaque>,
+    callback?: Callback<ConnectData<TOpaque>>,
+  ): Promise<ConnectData<TOpaque>> | void {
+    return (apiConnect<TOpaque>).call(this, options, callback);
+  }
+
+  upgrade<TOpaque = null>(options: UpgradeOptions): Promise<UpgradeData<TOpaque>>;
+  upgrade<TOpaque = null>(options: UpgradeOptions, callback: Callback<UpgradeData<TOpaque>>): void;
+  upgrade<TOpaque = null>(
+    options: UpgradeOptions,
+    callback?: Callback<UpgradeData<TOpaque>>,
+  ): Promise<UpgradeData<TOpaque>> | void {
+    return (apiUpgrade<TOpaque>).call(this, options, callback);
   }
 
   compose(interceptors: DispatcherComposeInterceptor[]): ComposedDispatcher;
@@ -81,4 +135,21 @@ export class ComposedDispatcher extends Dispatcher {
   destroy(...args: unknown[]): Promise<void> | void {
     return (this.#inner.destroy as (...a: unknown[]) => Promise<void> | void).apply(this.#inner, args);
   }
+}
+
+// undici's types are reached through the class (`Dispatcher.StreamData`, ...): the same names here.
+export declare namespace Dispatcher {
+  export type DispatchOptions = T.DispatchOptions;
+  export type DispatchHandler = T.DispatchHandler;
+  export type DispatchController = T.DispatchController;
+  export type DispatchInterceptor = T.DispatcherComposeInterceptor;
+  export type HttpMethod = T.HttpMethod;
+  export type RequestOptions<TOpaque = null> = T.RequestOptions<TOpaque>;
+  export type ResponseData<TOpaque = null> = T.ResponseData<TOpaque>;
+  export type StreamFactoryData<TOpaque = null> = T.StreamFactoryData<TOpaque>;
+  export type StreamFactory<TOpaque = null> = T.StreamFactory<TOpaque>;
+  export type StreamData<TOpaque = null> = T.StreamData<TOpaque>;
+  export type PipelineOptions<TOpaque = null> = T.PipelineOptions<TOpaque>;
+  export type PipelineHandlerData<TOpaque = null> = T.PipelineHandlerData<TOpaque>;
+  export type PipelineHandler<TOpaque = null> = T.PipelineHandler<TOpaque>;
 }

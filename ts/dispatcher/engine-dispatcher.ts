@@ -8,8 +8,10 @@ import type { PoolSink } from '../native/events.js';
 import { engineError } from '../native/error-codes.js';
 import { ClientClosedError, ClientDestroyedError, InvalidArgumentError, RequestContentLengthMismatchError } from '../core/errors.js';
 import { isToken, packHeaders, withQuery } from '../core/headers.js';
+import { toControllerHandler } from '../handler/legacy-handler.js';
 import { Dispatcher } from './dispatcher.js';
 import { EngineRequest, type RequestOwner } from './engine-request.js';
+import { nativeArgs, tlsConfig } from './tls-options.js';
 import type { DispatchHandler, DispatchOptions } from './types.js';
 
 export interface EngineDispatcherOptions {
@@ -24,7 +26,11 @@ export interface EngineDispatcherOptions {
   maxHeaderSize?: number;
   maxResponseSize?: number;
   maxRequestsPerClient?: number;
-  connect?: { timeout?: number | null; socketPath?: string | null } | ((...args: unknown[]) => unknown) | null;
+  // Also every tls.connect option, for https origins (tls-options.ts).
+  connect?: ({ timeout?: number | null; socketPath?: string | null } & Record<string, unknown>) | ((...args: unknown[]) => unknown) | null;
+  tls?: Record<string, unknown> | null;
+  allowH2?: boolean | null;
+  maxCachedSessions?: number | null;
 }
 
 // Request flags understood by the engine (crates/engine/src/request.rs).
@@ -32,6 +38,7 @@ const IDEMPOTENT = 1;
 const BLOCKING = 2;
 const RESET = 4;
 const UPGRADE = 8;
+const STREAM_BODY = 16;
 
 const DEFAULT_TIMEOUT = 300e3;
 // Methods whose requests carry a payload: an empty one is still announced with content-length: 0.
@@ -69,14 +76,27 @@ function isStreamLike(b: unknown): b is Readable | AsyncIterable<unknown> | Iter
   );
 }
 
-async function collect(body: Readable | AsyncIterable<unknown> | Iterable<unknown>): Promise<Buffer> {
-  const parts: Buffer[] = [];
-  for await (const chunk of body as AsyncIterable<unknown>) {
-    if (typeof chunk === 'string') parts.push(Buffer.from(chunk));
-    else if (chunk instanceof Uint8Array) parts.push(Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength));
-    else throw new InvalidArgumentError('body chunks must be strings, Buffers or Uint8Arrays');
+type StreamBody = Readable | AsyncIterable<unknown> | Iterable<unknown>;
+
+/** Feeds a streamed request body into the engine, waiting for its drain event when it is full. */
+async function pumpBody(req: EngineRequest, body: StreamBody): Promise<void> {
+  try {
+    for await (const chunk of body as AsyncIterable<unknown>) {
+      if (req.done) break;
+      let buf: Buffer;
+      if (typeof chunk === 'string') buf = Buffer.from(chunk);
+      else if (chunk instanceof Uint8Array) buf = Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
+      else throw new InvalidArgumentError('body chunks must be strings, Buffers or Uint8Arrays');
+      if (buf.length === 0) continue;
+      if (!req.writeBody(buf)) await req.drained();
+    }
+    if (!req.done) req.endBody();
+  } catch (err) {
+    req.abort(err as Error);
+  } finally {
+    // An abandoned source must not keep its resources (undici destroys the body stream too).
+    if (req.aborted && body instanceof Readable && !body.destroyed) body.destroy();
   }
-  return Buffer.concat(parts);
 }
 
 export class EngineDispatcher extends Dispatcher implements PoolSink, RequestOwner {
@@ -97,9 +117,6 @@ export class EngineDispatcher extends Dispatcher implements PoolSink, RequestOwn
     super();
     if (opts != null && typeof opts !== 'object') throw new InvalidArgumentError('invalid options');
     this.#origin = parseOrigin(url);
-    if (this.#origin.protocol === 'https:') {
-      throw new InvalidArgumentError('https origins are not supported by the engine yet');
-    }
     this.#host = this.#origin.host;
     const pipelining = optNumber(opts.pipelining, 'pipelining', 1);
     this.#headersTimeout = optNumber(opts.headersTimeout, 'headersTimeout', DEFAULT_TIMEOUT);
@@ -107,10 +124,11 @@ export class EngineDispatcher extends Dispatcher implements PoolSink, RequestOwn
     const connect = typeof opts.connect === 'object' && opts.connect !== null ? opts.connect : {};
     const socketPath = opts.socketPath ?? connect.socketPath ?? null;
     if (socketPath != null && typeof socketPath !== 'string') throw new InvalidArgumentError('invalid socketPath');
+    const tls = this.#origin.protocol === 'https:' ? tlsConfig(opts as Record<string, unknown>, connect) : undefined;
     const connectTimeout = optNumber(opts.connectTimeout ?? connect.timeout, 'connectTimeout', 10e3);
     const maxResponseSize = opts.maxResponseSize == null ? -1 : optNumber(opts.maxResponseSize, 'maxResponseSize', -1, -1);
     this.#capacity = connections === 0 ? Infinity : connections * Math.max(1, pipelining);
-    this.#native = createPool(
+    this.#native = nativeArgs(() => createPool(
       {
         host: this.#origin.hostname,
         port: Number(this.#origin.port) || (this.#origin.protocol === 'https:' ? 443 : 80),
@@ -124,9 +142,10 @@ export class EngineDispatcher extends Dispatcher implements PoolSink, RequestOwn
         maxHeaderSize: optNumber(opts.maxHeaderSize, 'maxHeaderSize', 16384, 1),
         maxResponseSize,
         maxRequestsPerClient: optNumber(opts.maxRequestsPerClient, 'maxRequestsPerClient', 0),
+        tls,
       },
       this,
-    );
+    ));
   }
 
   get closed(): boolean {
@@ -138,7 +157,7 @@ export class EngineDispatcher extends Dispatcher implements PoolSink, RequestOwn
 
   dispatch(opts: DispatchOptions, handler: DispatchHandler): boolean {
     if (handler === null || typeof handler !== 'object') throw new InvalidArgumentError('handler must be an object');
-    const req = new EngineRequest(this, handler);
+    const req = new EngineRequest(this, toControllerHandler(handler));
     this.#requests.add(req);
     try {
       if (opts === null || typeof opts !== 'object') throw new InvalidArgumentError('opts must be an object.');
@@ -147,13 +166,9 @@ export class EngineDispatcher extends Dispatcher implements PoolSink, RequestOwn
       const body = opts.body;
       if (body != null && typeof body !== 'string' && !(body instanceof Uint8Array)) {
         if (!isStreamLike(body)) throw new InvalidArgumentError('body must be a string, a Buffer, a Readable stream or an iterable');
-        // Streamed request bodies arrive with the HTTP/1.1 work; until then they are read whole first.
-        collect(body).then(
-          (buf) => this.#send(req, opts, buf),
-          (err: Error) => req.fail(err),
-        );
+        this.#send(req, opts, null, body);
       } else {
-        this.#send(req, opts, body == null ? null : typeof body === 'string' ? Buffer.from(body) : body);
+        this.#send(req, opts, body == null ? null : typeof body === 'string' ? Buffer.from(body) : body, null);
       }
     } catch (err) {
       req.fail(err as Error);
@@ -166,13 +181,15 @@ export class EngineDispatcher extends Dispatcher implements PoolSink, RequestOwn
     return true;
   }
 
-  #send(req: EngineRequest, opts: DispatchOptions, body: Uint8Array | null): void {
+  #send(req: EngineRequest, opts: DispatchOptions, body: Uint8Array | null, stream: StreamBody | null): void {
     if (req.done) return;
     const method = opts.method;
     if (typeof method !== 'string' || !isToken(method)) throw new InvalidArgumentError('invalid request method');
     let path = opts.path;
     if (typeof path !== 'string') throw new InvalidArgumentError('path must be a string');
-    if (path[0] !== '/' && !/^https?:\/\//.test(path) && !(method === 'OPTIONS' && path === '*')) {
+    const connect = method === 'CONNECT';
+    // CONNECT names an authority (host:port), not a path.
+    if (!connect && path[0] !== '/' && !/^https?:\/\//.test(path) && !(method === 'OPTIONS' && path === '*')) {
       throw new InvalidArgumentError('path must be an absolute URL or start with a slash');
     }
     path = withQuery(path, opts.query);
@@ -180,25 +197,36 @@ export class EngineDispatcher extends Dispatcher implements PoolSink, RequestOwn
     const h = packHeaders(opts.headers);
     let buf: Buffer | null =
       body === null ? null : Buffer.isBuffer(body) ? body : Buffer.from(body.buffer, body.byteOffset, body.byteLength);
-    if (buf === null && EXPECTS_PAYLOAD.has(method)) buf = Buffer.alloc(0);
-    if (h.contentLength !== null && (buf?.length ?? 0) !== h.contentLength) {
+    if (buf === null && stream === null && EXPECTS_PAYLOAD.has(method)) buf = Buffer.alloc(0);
+    if (stream === null && h.contentLength !== null && (buf?.length ?? 0) !== h.contentLength) {
       throw new RequestContentLengthMismatchError();
+    }
+    let extra = '';
+    if (opts.upgrade != null) {
+      if (typeof opts.upgrade !== 'string' || !/^[\x21-\x7e][\x20-\x7e]*$/.test(opts.upgrade)) {
+        throw new InvalidArgumentError('invalid upgrade header');
+      }
+      extra = `connection\0upgrade\0upgrade\0${opts.upgrade}\0`;
     }
     let flags = 0;
     if (opts.idempotent ?? (method === 'GET' || method === 'HEAD')) flags |= IDEMPOTENT;
     if (opts.blocking ?? method !== 'HEAD') flags |= BLOCKING;
     if (opts.reset === true || h.reset) flags |= RESET;
-    if (opts.upgrade != null) flags |= UPGRADE;
-    const head = `${method}\0${path}\0host\0${h.host ?? this.#host}\0${h.packed}`;
+    // Upgrades and CONNECT take the connection over: never pipelined, never reused.
+    if (opts.upgrade != null || connect) flags |= UPGRADE;
+    if (stream !== null) flags |= STREAM_BODY;
+    const head = `${method}\0${path}\0host\0${h.host ?? this.#host}\0${h.packed}${extra}`;
     const headersTimeout = opts.headersTimeout ?? this.#headersTimeout;
     const bodyTimeout = opts.bodyTimeout ?? this.#bodyTimeout;
     req.start();
     if (req.done) return;
-    if (!this.#native.dispatch(req.id, head, buf, flags, headersTimeout, bodyTimeout)) {
+    const bodyLength = stream !== null ? (h.contentLength ?? -1) : -1;
+    if (!this.#native.dispatch(req.id, head, buf, flags, headersTimeout, bodyTimeout, bodyLength)) {
       req.fail(new ClientDestroyedError());
       return;
     }
     scheduleFlush(this.#native);
+    if (stream !== null) void pumpBody(req, stream);
   }
 
   requestDone(req: EngineRequest): void {

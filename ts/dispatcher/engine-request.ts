@@ -3,6 +3,7 @@
 import { closeRequest, control, openRequest } from '../native/engine.js';
 import { engineError } from '../native/error-codes.js';
 import type { RequestSink } from '../native/events.js';
+import { EngineSocket } from './engine-socket.js';
 import type { DispatchController, DispatchHandler, IncomingHeaders } from './types.js';
 
 export interface RequestOwner {
@@ -23,10 +24,15 @@ export class EngineRequest implements RequestSink, DispatchController {
   #done = false;
   #rawHeaders: string[] | null = null;
   #rawTrailers: string[] | null = null;
+  /** After an upgrade: the socket the tunnel's bytes go to. */
+  #tunnel: EngineSocket | null = null;
+  #drainWaiter: (() => void) | null = null;
+  readonly #encrypted: boolean;
 
-  constructor(owner: RequestOwner, handler: DispatchHandler) {
+  constructor(owner: RequestOwner, handler: DispatchHandler, encrypted = false) {
     this.#owner = owner;
     this.handler = handler;
+    this.#encrypted = encrypted;
     this.id = openRequest(this);
   }
 
@@ -92,10 +98,64 @@ export class EngineRequest implements RequestSink, DispatchController {
     }
   }
 
-  #settle(): void {
+  #settle(keepRouting = false): void {
     this.#done = true;
-    closeRequest(this.id);
+    if (!keepRouting) closeRequest(this.id);
     this.#owner.requestDone(this);
+    const waiter = this.#drainWaiter;
+    this.#drainWaiter = null;
+    waiter?.();
+  }
+
+  /** Streams a piece of the request body into the engine; false: await `drained()` first. */
+  writeBody(chunk: Buffer): boolean {
+    const ok = control.write(this.id, chunk);
+    try {
+      this.handler.onBodySent?.(chunk);
+    } catch (err) {
+      this.abort(err as Error);
+    }
+    return ok;
+  }
+
+  endBody(): void {
+    control.end(this.id);
+  }
+
+  /** Resolves when the engine wants more body, or the request settled. */
+  drained(): Promise<void> {
+    return new Promise((resolve) => {
+      if (this.#done) resolve();
+      else this.#drainWaiter = resolve;
+    });
+  }
+
+  onEngineBodyDrain(): void {
+    if (this.#tunnel !== null) {
+      this.#tunnel.onDrain();
+      return;
+    }
+    const waiter = this.#drainWaiter;
+    this.#drainWaiter = null;
+    waiter?.();
+  }
+
+  onEngineUpgrade(status: number, _reason: string, headers: IncomingHeaders, raw: string[], addrs: string): void {
+    if (this.#done) return;
+    this.#rawHeaders = raw;
+    const socket = new EngineSocket(this.id, addrs, this.#encrypted);
+    this.#tunnel = socket;
+    // The request is complete for its dispatcher; the engine keeps routing the tunnel's bytes here.
+    this.#settle(true);
+    if (typeof this.handler.onRequestUpgrade !== 'function') {
+      socket.destroy();
+      return;
+    }
+    try {
+      this.handler.onRequestUpgrade(this, status, headers, socket);
+    } catch (err) {
+      socket.destroy(err as Error);
+    }
   }
 
   onEngineHead(status: number, reason: string, headers: IncomingHeaders, raw: string[]): void {
@@ -109,6 +169,10 @@ export class EngineRequest implements RequestSink, DispatchController {
   }
 
   onEngineData(chunk: Buffer): void {
+    if (this.#tunnel !== null) {
+      this.#tunnel.onData(chunk);
+      return;
+    }
     if (this.#done) return;
     try {
       this.handler.onResponseData?.(this, chunk);
@@ -118,6 +182,10 @@ export class EngineRequest implements RequestSink, DispatchController {
   }
 
   onEngineEnd(trailers: IncomingHeaders, raw: string[]): void {
+    if (this.#tunnel !== null) {
+      this.#tunnel.onEnd();
+      return;
+    }
     if (this.#done) return;
     this.#rawTrailers = raw;
     this.#settle();
@@ -134,6 +202,10 @@ export class EngineRequest implements RequestSink, DispatchController {
   }
 
   onEngineError(code: number, errno: string, message: string): void {
+    if (this.#tunnel !== null) {
+      this.#tunnel.destroy(engineError(code, errno, message));
+      return;
+    }
     this.fail(engineError(code, errno, message));
   }
 

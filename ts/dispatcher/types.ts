@@ -47,7 +47,7 @@ export type AbortSignalLike = AbortSignal | EventEmitter;
 export interface RequestOptions<TOpaque = null> extends DispatchOptions {
   opaque?: TOpaque;
   signal?: AbortSignalLike | null;
-  onInfo?: ((info: { statusCode: number; headers: Record<string, string | string[]> }) => void) | null;
+  onInfo?: InfoHandler | null;
   highWaterMark?: number;
 }
 
@@ -91,11 +91,14 @@ export interface ResponseData<TOpaque = null> {
   context: object;
 }
 
+export type InfoHandler = (info: { statusCode: number; headers: Record<string, string | string[]> }) => void;
+
 export interface StreamFactoryData<TOpaque = null> {
   statusCode: number;
   headers: IncomingHttpHeaders;
   opaque: TOpaque;
   context: object;
+  onInfo?: InfoHandler | null;
 }
 export type StreamFactory<TOpaque = null> = (data: StreamFactoryData<TOpaque>) => Writable;
 export interface StreamData<TOpaque = null> {
@@ -103,6 +106,20 @@ export interface StreamData<TOpaque = null> {
   trailers: Record<string, string>;
   context: object;
 }
+
+export interface PipelineOptions<TOpaque = null> extends RequestOptions<TOpaque> {
+  /** The handler returns an object-mode stream; the Duplex reads objects. */
+  objectMode?: boolean;
+}
+export interface PipelineHandlerData<TOpaque = null> {
+  statusCode: number;
+  headers: IncomingHttpHeaders;
+  opaque: TOpaque;
+  body: Readable;
+  context: object;
+  onInfo: InfoHandler | null;
+}
+export type PipelineHandler<TOpaque = null> = (data: PipelineHandlerData<TOpaque>) => Readable;
 
 export type DispatchFn = (options: DispatchOptions, handler: DispatchHandler) => boolean;
 export type DispatcherComposeInterceptor = (dispatch: DispatchFn) => DispatchFn;

@@ -8,6 +8,7 @@ import {
   MockNotMatchedError,
 } from '../core/errors.js';
 import { Dispatcher } from '../dispatcher/dispatcher.js';
+import { toControllerHandler } from '../handler/legacy-handler.js';
 import type { DispatchHandler, DispatchOptions } from '../dispatcher/types.js';
 import type { MockCallHistoryLog } from './mock-call-history.js';
 import { MockReplay, produceReply } from './mock-dispatch.js';
@@ -188,6 +189,7 @@ export function dispatchToMocks(
   handler: DispatchHandler,
   log: MockCallHistoryLog | undefined,
 ): boolean {
+  handler = toControllerHandler(handler);
   if (!isDeferredBody(opts.body)) return serve(route, opts, handler, bodyText(opts.body), opts.body);
   readDeferredBody(opts.body).then(
     (buf) => {
@@ -281,6 +283,7 @@ export abstract class MockDispatcher extends Dispatcher implements Interceptable
 
   dispatch(opts: DispatchOptions, handler: DispatchHandler): boolean {
     if (handler === null || typeof handler !== 'object') throw new InvalidArgumentError('handler must be an object');
+    handler = toControllerHandler(handler);
     const state = this[kMockState];
     if (opts === null || typeof opts !== 'object') {
       refuse(handler, new InvalidArgumentError('opts must be an object.'));

@@ -18,11 +18,37 @@ export interface PoolConfig {
   maxHeaderSize: number;
   maxResponseSize: number;
   maxRequestsPerClient: number;
+  /** Set for https origins (src/tls_config.rs). */
+  tls?: TlsConfig;
+}
+
+export interface TlsConfig {
+  /** Trusted CAs (PEM); replace `roots` when given. */
+  ca?: string[];
+  /** The default store (PEM): Node's roots plus NODE_EXTRA_CA_CERTS. */
+  roots?: string[];
+  cert?: string;
+  /** Unencrypted (PEM). */
+  key?: string;
+  rejectUnauthorized?: boolean;
+  servername?: string;
+  alpnProtocols?: string[];
+  minVersion?: string;
+  maxVersion?: string;
+  maxCachedSessions?: number;
 }
 
 export interface NativePool {
   readonly id: number;
-  dispatch(id: number, head: string, body: Buffer | null, flags: number, headersTimeout: number, bodyTimeout: number): boolean;
+  dispatch(
+    id: number,
+    head: string,
+    body: Buffer | null,
+    flags: number,
+    headersTimeout: number,
+    bodyTimeout: number,
+    bodyLength: number,
+  ): boolean;
   flush(): void;
   close(): void;
   destroy(): void;
@@ -33,6 +59,8 @@ export interface NativeEngine {
   ref(): void;
   unref(): void;
   drain(): Buffer;
+  write(id: number, chunk: Buffer): boolean;
+  end(id: number): void;
   pause(id: number): void;
   resume(id: number): void;
   abort(id: number): void;

@@ -83,4 +83,11 @@ export const control = {
   abort(id: number): void {
     native?.abort(id);
   },
+  /** False: wait for the request's drain event before writing more. */
+  write(id: number, chunk: Buffer): boolean {
+    return native?.write(id, chunk) ?? false;
+  },
+  end(id: number): void {
+    native?.end(id);
+  },
 };

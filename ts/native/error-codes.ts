@@ -8,6 +8,7 @@ import {
   InformationalError,
   InvalidArgumentError,
   ResponseContentLengthMismatchError,
+  RequestContentLengthMismatchError,
   ResponseExceededMaxSizeError,
   SocketError,
   UndiciError,
@@ -42,6 +43,8 @@ export function engineError(code: number, errno: string, message: string): Error
       return new InvalidArgumentError(message);
     case 12:
       return new InformationalError(message);
+    case 13:
+      return new RequestContentLengthMismatchError();
     default:
       return new UndiciError(`ferro engine: ${message}`);
   }

@@ -10,6 +10,8 @@ export const CONNECTED = 5;
 export const DISCONNECTED = 6;
 export const CONNECT_FAILED = 7;
 export const RETRY = 8;
+export const UPGRADE = 9;
+export const BODY_DRAIN = 10;
 
 export interface RequestSink {
   onEngineHead(status: number, reason: string, headers: IncomingHeaders, raw: string[]): void;
@@ -17,6 +19,10 @@ export interface RequestSink {
   onEngineEnd(trailers: IncomingHeaders, raw: string[]): void;
   onEngineError(code: number, errno: string, message: string): void;
   onEngineRetry(): void;
+  /** 101 / CONNECT 2xx: the connection is now a tunnel; DATA and END carry its bytes. */
+  onEngineUpgrade(status: number, reason: string, headers: IncomingHeaders, raw: string[], addrs: string): void;
+  /** The request's pipe (streamed body or tunnel) has room again. */
+  onEngineBodyDrain(): void;
 }
 
 export interface PoolSink {
@@ -104,6 +110,19 @@ export function decodeBatch(
       if (sink === undefined) continue;
       const [code, errno, message] = readError(b, start, end);
       sink.onEngineError(code, errno, message);
+    } else if (kind === UPGRADE) {
+      const sink = requests.get(id);
+      if (sink === undefined) continue;
+      const status = u16(b, start);
+      const rl = u16(b, start + 2);
+      const reason = b.latin1Slice(start + 4, start + 4 + rl);
+      const headers: IncomingHeaders = {};
+      const raw: string[] = [];
+      const at = readHeaders(b, start + 4 + rl, headers, raw);
+      const al = u16(b, at);
+      sink.onEngineUpgrade(status, reason, headers, raw, b.latin1Slice(at + 2, at + 2 + al));
+    } else if (kind === BODY_DRAIN) {
+      requests.get(id)?.onEngineBodyDrain();
     } else if (kind === RETRY) {
       requests.get(id)?.onEngineRetry();
     } else if (kind === CONNECTED) {

@@ -5,9 +5,9 @@
 use crate::engine::EventSink;
 use crate::error::{errno_name, ErrorCode};
 use crate::events::{self, Writer};
-use crate::h1::{encode_request_head, BodyFraming, Decoded, Expect, ResponseDecoder};
+use crate::h1::{encode::encode_chunk, encode::LAST_CHUNK, encode_request_head, BodyFraming, Decoded, Expect, ResponseDecoder};
 use crate::pool::Pool;
-use crate::request::{flags, Request};
+use crate::request::{flags, ReqCtl, Request, StreamLength};
 use crate::transport::{ConnectError, Transport};
 use bytes::BytesMut;
 use std::collections::VecDeque;
@@ -26,7 +26,7 @@ const BUDGET: usize = 16;
 const MAX_RETRIES: u8 = 3;
 
 pub(crate) async fn run(pool: Arc<Pool>, conn_id: u64) {
-    let io = match Transport::connect(&pool.opts.target, pool.opts.connect_timeout).await {
+    let io = match Transport::connect(&pool.opts.target, pool.opts.tls.as_ref(), pool.opts.connect_timeout).await {
         Ok(io) => io,
         Err(ConnectError::Timeout) => {
             return pool.on_connect_failed(conn_id, ErrorCode::ConnectTimeout, "", "Connect Timeout Error");
@@ -35,9 +35,21 @@ pub(crate) async fn run(pool: Arc<Pool>, conn_id: u64) {
             let msg = format!("connect {}: {e}", errno_name(&e));
             return pool.on_connect_failed(conn_id, ErrorCode::Connect, errno_name(&e), &msg);
         }
+        Err(ConnectError::Tls { errno, message }) => {
+            return pool.on_connect_failed(conn_id, ErrorCode::Connect, errno, &message);
+        }
     };
     pool.on_connected();
-    let mut conn = Conn::new(pool.clone(), conn_id, io);
+    // Addresses as upgraded sockets report them (remoteAddress / localPort ...).
+    let addrs = match &io {
+        Transport::Tcp(s) => match (s.local_addr(), s.peer_addr()) {
+            (Ok(l), Ok(r)) => format!("{}|{}|{}|{}", l.ip(), l.port(), r.ip(), r.port()),
+            _ => String::new(),
+        },
+        #[allow(unreachable_patterns)]
+        _ => String::new(),
+    };
+    let mut conn = Conn::new(pool.clone(), conn_id, io, addrs);
     let end = poll_fn(|cx| conn.poll(cx)).await;
     conn.finish(end);
 }
@@ -59,6 +71,23 @@ struct InFlight {
     /// The final (non-1xx) head arrived.
     head_done: bool,
     body_bytes: u64,
+}
+
+/// A request whose body is still arriving from JS through its pipe.
+struct Streaming {
+    id: u32,
+    ctl: Arc<ReqCtl>,
+    /// Bytes still owed under Content-Length; None when chunked.
+    remaining: Option<u64>,
+}
+
+/// The connection after a 101 or a CONNECT 2xx: a byte tunnel between JS and the server.
+struct Tunnel {
+    id: u32,
+    ctl: Arc<ReqCtl>,
+    read_eof: bool,
+    end_requested: bool,
+    write_closed: bool,
 }
 
 struct Conn {
@@ -84,6 +113,10 @@ struct Conn {
     armed: Instant,
     /// When the front request was fully written, or its last body chunk arrived, or idle began.
     mark: Instant,
+    /// Only one streamed body at a time, and nothing is pipelined behind it (undici's rule).
+    streaming: Option<Streaming>,
+    tunnel: Option<Tunnel>,
+    addrs: String,
 }
 
 fn far_future() -> Instant {
@@ -91,7 +124,7 @@ fn far_future() -> Instant {
 }
 
 impl Conn {
-    fn new(pool: Arc<Pool>, id: u64, io: Transport) -> Conn {
+    fn new(pool: Arc<Pool>, id: u64, io: Transport, addrs: String) -> Conn {
         let sink = pool.shared.sink.clone();
         let armed = far_future();
         Conn {
@@ -112,6 +145,9 @@ impl Conn {
             timer: Box::pin(tokio::time::sleep_until(armed)),
             armed,
             mark: Instant::now(),
+            streaming: None,
+            tunnel: None,
+            addrs,
         }
     }
 
@@ -121,11 +157,18 @@ impl Conn {
 
     fn poll(&mut self, cx: &mut Context<'_>) -> Poll<End> {
         for _ in 0..BUDGET {
+            if self.tunnel.is_some() {
+                return self.poll_tunnel(cx);
+            }
             if let Some(end) = self.check_control() {
                 return Poll::Ready(end);
             }
             self.fill(cx);
-            let mut progress = match self.write(cx) {
+            let mut progress = match self.pump_body() {
+                Ok(p) => p,
+                Err(end) => return Poll::Ready(end),
+            };
+            progress |= match self.write(cx) {
                 Ok(p) => p,
                 Err(end) => return Poll::Ready(end),
             };
@@ -134,6 +177,12 @@ impl Conn {
                     Ok(p) => progress |= p,
                     Err(end) => return Poll::Ready(end),
                 }
+            }
+            if self.tunnel.is_some() {
+                // Just upgraded: the socket now belongs to the user, not the pool (as in undici),
+                // so its slot frees up for new connections; the tunnel loop takes over.
+                self.pool.on_detached(self.id);
+                continue;
             }
             if self.inflight.is_empty() && self.wbuf.is_empty() {
                 let st = self.pool.state.lock();
@@ -175,7 +224,7 @@ impl Conn {
 
     /// Pulls queued requests this connection may take now and encodes them into the write buffer.
     fn fill(&mut self, cx: &mut Context<'_>) {
-        if self.no_reuse || self.blocked {
+        if self.no_reuse || self.blocked || self.streaming.is_some() {
             return;
         }
         let cap = self.pipelining();
@@ -185,7 +234,7 @@ impl Conn {
             return;
         }
         let mut took = false;
-        while self.inflight.len() < cap && !self.blocked && !self.no_reuse {
+        while self.inflight.len() < cap && !self.blocked && !self.no_reuse && self.streaming.is_none() {
             let Some(next) = st.queue.front() else {
                 if !st.waiting.iter().any(|(id, _)| *id == self.id) {
                     st.waiting.push((self.id, cx.waker().clone()));
@@ -198,7 +247,9 @@ impl Conn {
                 continue;
             }
             // undici's rules: only idempotent requests join a non-empty pipeline; upgrades never do.
-            if !self.inflight.is_empty() && (!next.has(flags::IDEMPOTENT) || next.has(flags::UPGRADE)) {
+            if !self.inflight.is_empty()
+                && (!next.has(flags::IDEMPOTENT) || next.has(flags::UPGRADE) || next.has(flags::STREAM_BODY))
+            {
                 // Another connection may be free to take it.
                 if let Some(pos) = st.waiting.iter().position(|(id, _)| *id != self.id) {
                     let (_, w) = st.waiting.swap_remove(pos);
@@ -216,9 +267,16 @@ impl Conn {
     }
 
     fn start(&mut self, req: Request, cx: &Context<'_>) {
-        let framing = match &req.body {
-            Some(b) => BodyFraming::Length(b.len() as u64),
-            None => BodyFraming::None,
+        let framing = if req.has(flags::STREAM_BODY) {
+            match req.stream_length {
+                StreamLength::Known(n) => BodyFraming::Length(n),
+                StreamLength::Chunked => BodyFraming::Chunked,
+            }
+        } else {
+            match &req.body {
+                Some(b) => BodyFraming::Length(b.len() as u64),
+                None => BodyFraming::None,
+            }
         };
         let before = self.wbuf.len();
         let kind = match encode_request_head(&req.head, framing, req.has(flags::RESET), &mut self.wbuf) {
@@ -248,8 +306,52 @@ impl Conn {
         if max > 0 && self.served >= max {
             self.no_reuse = true;
         }
+        if req.has(flags::STREAM_BODY) {
+            let remaining = match framing {
+                BodyFraming::Length(n) => Some(n),
+                _ => None,
+            };
+            self.streaming = Some(Streaming { id: req.id, ctl: req.ctl.clone(), remaining });
+        }
         self.unwritten += 1;
         self.inflight.push_back(InFlight { req, started: false, head_done: false, body_bytes: 0 });
+    }
+
+    /// Moves what JS wrote for the streaming request into the write buffer, framed.
+    fn pump_body(&mut self) -> Result<bool, End> {
+        let Some(st) = self.streaming.as_mut() else {
+            return Ok(false);
+        };
+        let taken = st.ctl.take_body();
+        let mut progress = !taken.chunks.is_empty();
+        for chunk in &taken.chunks {
+            match &mut st.remaining {
+                Some(rem) => {
+                    if chunk.len() as u64 > *rem {
+                        return Err(mismatch());
+                    }
+                    *rem -= chunk.len() as u64;
+                    self.wbuf.extend_from_slice(chunk);
+                }
+                None => encode_chunk(chunk, &mut self.wbuf),
+            }
+        }
+        let id = st.id;
+        if taken.drained {
+            self.pool.emit(|w| w.empty(events::BODY_DRAIN, id));
+        }
+        if taken.ended {
+            match st.remaining {
+                Some(0) => {}
+                Some(_) => return Err(mismatch()),
+                None => self.wbuf.extend_from_slice(LAST_CHUNK),
+            }
+            self.streaming = None;
+            // The request is complete once this goes out; its headers timeout starts about now.
+            self.mark = Instant::now();
+            progress = true;
+        }
+        Ok(progress)
     }
 
     fn write(&mut self, cx: &mut Context<'_>) -> Result<bool, End> {
@@ -275,6 +377,87 @@ impl Conn {
             self.unwritten = 0;
         }
         Ok(progress)
+    }
+
+    /// Tunnel mode: bytes both ways until both sides are closed, JS aborts, or I/O fails.
+    fn poll_tunnel(&mut self, cx: &mut Context<'_>) -> Poll<End> {
+        for _ in 0..BUDGET {
+            let Some(t) = self.tunnel.as_mut() else {
+                return Poll::Ready(End::Clean("tunnel closed"));
+            };
+            if t.ctl.aborted() {
+                return Poll::Ready(End::Clean("tunnel closed"));
+            }
+            let (id, ctl) = (t.id, t.ctl.clone());
+            let mut progress = false;
+            if !t.write_closed {
+                let taken = ctl.take_body();
+                progress |= !taken.chunks.is_empty();
+                for chunk in &taken.chunks {
+                    self.wbuf.extend_from_slice(chunk);
+                }
+                if taken.drained {
+                    self.pool.emit(|w| w.empty(events::BODY_DRAIN, id));
+                }
+                if taken.ended {
+                    t.end_requested = true;
+                }
+                progress |= match self.write(cx) {
+                    Ok(p) => p,
+                    Err(end) => return Poll::Ready(end),
+                };
+                let t = self.tunnel.as_mut().expect("tunnel exists");
+                if t.end_requested && self.wbuf.is_empty() {
+                    match Pin::new(&mut self.io).poll_shutdown(cx) {
+                        Poll::Ready(_) => {
+                            t.write_closed = true;
+                            progress = true;
+                        }
+                        Poll::Pending => {}
+                    }
+                }
+            }
+            let t = self.tunnel.as_ref().expect("tunnel exists");
+            if !t.read_eof && !ctl.paused() && !self.sink.congested(cx.waker()) {
+                if self.rbuf.capacity() - self.rbuf.len() < READ_CHUNK / 4 {
+                    self.rbuf.reserve(READ_CHUNK);
+                }
+                let n = {
+                    let mut rb = ReadBuf::uninit(self.rbuf.spare_capacity_mut());
+                    match Pin::new(&mut self.io).poll_read(cx, &mut rb) {
+                        Poll::Ready(Ok(())) => Some(rb.filled().len()),
+                        Poll::Ready(Err(e)) => return Poll::Ready(self.io_failure(e)),
+                        Poll::Pending => None,
+                    }
+                };
+                match n {
+                    Some(0) => {
+                        self.pool.emit(|w| w.end(id, None));
+                        if let Some(t) = self.tunnel.as_mut() {
+                            t.read_eof = true;
+                        }
+                        progress = true;
+                    }
+                    Some(n) => {
+                        // SAFETY: poll_read initialised and filled exactly `n` bytes of the spare capacity.
+                        unsafe { self.rbuf.set_len(self.rbuf.len() + n) };
+                        let data = self.rbuf.split();
+                        self.pool.emit(|w| w.data(id, &data));
+                        progress = true;
+                    }
+                    None => {}
+                }
+            }
+            let t = self.tunnel.as_ref().expect("tunnel exists");
+            if t.read_eof && t.write_closed {
+                return Poll::Ready(End::Clean("tunnel ended"));
+            }
+            if !progress {
+                return Poll::Pending;
+            }
+        }
+        cx.waker().wake_by_ref();
+        Poll::Pending
     }
 
     fn io_failure(&self, e: std::io::Error) -> End {
@@ -365,16 +548,35 @@ impl Conn {
                 }
                 Decoded::End { trailers } => {
                     w.end(id, trailers.as_ref());
+                    if self.streaming.as_ref().is_some_and(|s| s.id == id) {
+                        // Answered before its body was all sent: the rest can't follow on this connection.
+                        self.streaming = None;
+                        self.no_reuse = true;
+                    }
                     self.inflight.pop_front();
                     done.push(id);
                     self.mark = Instant::now();
                 }
-                Decoded::Upgrade(_) => {
-                    return Err(End::Failed {
-                        code: ErrorCode::Parser,
-                        errno: "",
-                        message: "upgrade responses are not supported yet".into(),
+                Decoded::Upgrade(head) => {
+                    w.upgrade(id, &head, &self.addrs);
+                    let Some(f) = self.inflight.pop_front() else {
+                        return Ok(());
+                    };
+                    self.streaming = None;
+                    self.no_reuse = true;
+                    // Bytes the server sent right behind the head already belong to the tunnel.
+                    if !self.rbuf.is_empty() {
+                        let rest = self.rbuf.split();
+                        w.data(id, &rest);
+                    }
+                    self.tunnel = Some(Tunnel {
+                        id,
+                        ctl: f.req.ctl.clone(),
+                        read_eof: false,
+                        end_requested: false,
+                        write_closed: false,
                     });
+                    return Ok(());
                 }
             }
         }
@@ -456,7 +658,8 @@ impl Conn {
             }
             Some(f) if f.req.ctl.paused() => (None, End::Clean("")),
             Some(f) if !f.head_done => {
-                if self.unwritten == self.inflight.len() {
+                let body_pending = self.streaming.as_ref().is_some_and(|s| s.id == f.req.id);
+                if self.unwritten == self.inflight.len() || body_pending {
                     return (None, End::Clean(""));
                 }
                 match f.req.headers_timeout {
@@ -486,6 +689,17 @@ impl Conn {
             End::Failed { code, errno, message } => (*code, *errno, message.clone()),
             End::Aborted => (ErrorCode::Info, "", "request aborted".to_string()),
         };
+        if let Some(t) = self.tunnel.take() {
+            if let End::Failed { code, errno, message } = &end {
+                let (code, errno, message) = (*code, *errno, message.clone());
+                pool.emit(|w| w.error(events::ERROR, t.id, code, errno, &message));
+            } else if !t.read_eof && !t.ctl.aborted() {
+                pool.emit(|w| w.end(t.id, None));
+            }
+            pool.shared.forget(t.id);
+            // Detached from the pool when it became a tunnel.
+            return;
+        }
         let inflight = std::mem::take(&mut self.inflight);
         let mut requeue = Vec::new();
         let mut failed = Vec::new();
@@ -499,6 +713,7 @@ impl Conn {
             // byte of its response arrived and the failure is the connection's, not the response's.
             let resendable = !f.started
                 && f.req.has(flags::IDEMPOTENT)
+                && !f.req.has(flags::STREAM_BODY)
                 && f.req.retries < MAX_RETRIES
                 && (i > 0 || (reused && code == ErrorCode::Socket) || matches!(end, End::Aborted));
             if resendable {
@@ -536,10 +751,11 @@ impl Drop for Conn {
     /// Reached with requests aboard only when the task was torn down by a panic or by the runtime
     /// shutting down: fail them rather than leave JS waiting forever.
     fn drop(&mut self) {
-        if self.inflight.is_empty() {
+        let mut ids: Vec<u32> = self.inflight.drain(..).map(|f| f.req.id).collect();
+        ids.extend(self.tunnel.take().map(|t| t.id));
+        if ids.is_empty() {
             return;
         }
-        let ids: Vec<u32> = self.inflight.drain(..).map(|f| f.req.id).collect();
         let destroyed = self.pool.state.lock().destroyed;
         if !destroyed {
             self.pool.emit(|w| {
@@ -551,5 +767,13 @@ impl Drop for Conn {
         for id in ids {
             self.pool.shared.forget(id);
         }
+    }
+}
+
+fn mismatch() -> End {
+    End::Failed {
+        code: ErrorCode::RequestContentLengthMismatch,
+        errno: "",
+        message: "Request body length does not match content-length header".into(),
     }
 }

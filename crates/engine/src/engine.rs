@@ -2,6 +2,7 @@
 //! pause / resume / abort from JS) and the sink events go to.
 use crate::pool::{Pool, PoolOptions};
 use crate::request::ReqCtl;
+use crate::transport::tls::{ConfigCache, TlsConfigError, TlsConnector, TlsOptions};
 use parking_lot::Mutex;
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -57,6 +58,8 @@ pub struct Engine {
     stop: Option<tokio::sync::oneshot::Sender<()>>,
     // Kept so a multi-worker runtime lives as long as the engine.
     runtime: Option<tokio::runtime::Runtime>,
+    /// One TLS config per distinct option set, so sessions resume across pools.
+    tls_configs: Mutex<ConfigCache>,
 }
 
 impl Engine {
@@ -74,7 +77,7 @@ impl Engine {
                 // Connection tasks still alive are dropped here, closing their sockets.
                 rt.shutdown_background();
             })?;
-            Ok(Engine { shared: Self::shared(handle, sink), stop: Some(tx), runtime: None })
+            Ok(Engine { shared: Self::shared(handle, sink), stop: Some(tx), runtime: None, tls_configs: Default::default() })
         } else {
             let rt = Builder::new_multi_thread()
                 .worker_threads(workers)
@@ -82,7 +85,7 @@ impl Engine {
                 .enable_all()
                 .build()?;
             let handle = rt.handle().clone();
-            Ok(Engine { shared: Self::shared(handle, sink), stop: None, runtime: Some(rt) })
+            Ok(Engine { shared: Self::shared(handle, sink), stop: None, runtime: Some(rt), tls_configs: Default::default() })
         }
     }
 
@@ -102,6 +105,13 @@ impl Engine {
         Pool::new(id, opts, self.shared.clone())
     }
 
+    /// The TLS side of a pool (`PoolOptions::tls`): the config shared by every pool with equal
+    /// options, and the name verified (and sent as SNI) for this one.
+    pub fn tls_connector(&self, opts: &TlsOptions, server_name: &str) -> Result<TlsConnector, TlsConfigError> {
+        let config = self.tls_configs.lock().get(opts)?;
+        TlsConnector::new(config, server_name)
+    }
+
     pub fn pause(&self, id: u32) {
         if let Some(c) = self.shared.ctl(id) {
             c.pause();
@@ -110,6 +120,20 @@ impl Engine {
     pub fn resume(&self, id: u32) {
         if let Some(c) = self.shared.ctl(id) {
             c.resume();
+        }
+    }
+    /// Queues bytes for a request's streamed body or upgraded connection. False when JS should
+    /// wait for a BODY_DRAIN event before writing more (also false for an unknown request).
+    pub fn write(&self, id: u32, chunk: Vec<u8>) -> bool {
+        match self.shared.ctl(id) {
+            Some(c) => c.push_body(chunk),
+            None => false,
+        }
+    }
+    /// Ends a request's streamed body, or half-closes its upgraded connection.
+    pub fn end(&self, id: u32) {
+        if let Some(c) = self.shared.ctl(id) {
+            c.end_body();
         }
     }
     pub fn abort(&self, id: u32) {

@@ -25,6 +25,8 @@ pub enum ErrorCode {
     Internal = 11,
     /// Informational: the connection ended normally (disconnect without fault, e.g. keep-alive expiry).
     Info = 12,
+    /// A streamed body's size differs from its Content-Length (RequestContentLengthMismatchError).
+    RequestContentLengthMismatch = 13,
 }
 
 impl ErrorCode {

@@ -9,6 +9,11 @@
 //! - ERROR (request id): an error record.
 //! - CONNECTED (pool id): empty.
 //! - DISCONNECTED / CONNECT_FAILED (pool id): an error record.
+//! - UPGRADE (request id): like HEAD (status, reason, header list), then `addr_len: u16` and
+//!   "localIp|localPort|remoteIp|remotePort" (empty for unix sockets). From here on the
+//!   connection is a tunnel: DATA carries what the server sends, END its end (half-close).
+//! - BODY_DRAIN (request id): empty — the request's pipe went below its high-water mark; JS may
+//!   write again.
 //! - RETRY (request id): empty — the request went back to the queue after its connection failed
 //!   before any response byte arrived (JS calls `onRequestStart` again when it is re-sent).
 //!
@@ -25,6 +30,8 @@ pub const CONNECTED: u8 = 5;
 pub const DISCONNECTED: u8 = 6;
 pub const CONNECT_FAILED: u8 = 7;
 pub const RETRY: u8 = 8;
+pub const UPGRADE: u8 = 9;
+pub const BODY_DRAIN: u8 = 10;
 
 /// Appends events to a byte queue. Writes the header with a placeholder length and patches it,
 /// so payloads are written straight into the queue without an intermediate buffer.
@@ -70,6 +77,18 @@ impl<'a> Writer<'a> {
         self.out.extend_from_slice(&(reason.len() as u16).to_le_bytes());
         self.out.extend_from_slice(reason);
         self.header_list(head.headers.iter(), head.headers.len());
+        self.finish(at);
+    }
+
+    pub fn upgrade(&mut self, id: u32, head: &Head, addrs: &str) {
+        let at = self.begin(UPGRADE, id, head.headers.block.len() + 8 * head.headers.len() + 32);
+        self.out.extend_from_slice(&head.status.to_le_bytes());
+        let reason = &head.reason[..head.reason.len().min(u16::MAX as usize)];
+        self.out.extend_from_slice(&(reason.len() as u16).to_le_bytes());
+        self.out.extend_from_slice(reason);
+        self.header_list(head.headers.iter(), head.headers.len());
+        self.out.extend_from_slice(&(addrs.len() as u16).to_le_bytes());
+        self.out.extend_from_slice(addrs.as_bytes());
         self.finish(at);
     }
 

@@ -12,5 +12,5 @@ pub mod transport;
 pub use engine::{Engine, EventSink};
 pub use error::ErrorCode;
 pub use pool::{DispatchError, Pool, PoolOptions};
-pub use request::flags;
+pub use request::{flags, StreamLength};
 pub use transport::Target;

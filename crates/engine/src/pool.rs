@@ -4,7 +4,7 @@ use crate::conn;
 use crate::engine::Shared;
 use crate::error::ErrorCode;
 use crate::events::{self, Writer};
-use crate::request::Request;
+use crate::request::{Request, StreamLength};
 use crate::transport::Target;
 use parking_lot::Mutex;
 use std::collections::{HashMap, VecDeque};
@@ -16,6 +16,8 @@ use tokio::task::AbortHandle;
 #[derive(Debug, Clone)]
 pub struct PoolOptions {
     pub target: Target,
+    /// TLS on top of `target` (https origins); built by `Engine::tls_connector`.
+    pub tls: Option<crate::transport::TlsConnector>,
     /// Maximum connections; 0 means no limit.
     pub connections: usize,
     /// Maximum requests in flight on one connection (0 is treated as 1).
@@ -84,12 +86,13 @@ impl Pool {
         head: String,
         body: Option<Vec<u8>>,
         flags: u32,
+        stream_length: StreamLength,
         headers_timeout: Option<Duration>,
         body_timeout: Option<Duration>,
         wake: bool,
     ) -> Result<(), DispatchError> {
         let ctl = self.shared.register(id);
-        let req = Request { id, head, body, flags, headers_timeout, body_timeout, ctl, retries: 0 };
+        let req = Request { id, head, body, stream_length, flags, headers_timeout, body_timeout, ctl, retries: 0 };
         let mut st = self.state.lock();
         if st.destroyed {
             drop(st);
@@ -219,6 +222,20 @@ impl Pool {
                 }
             }
         });
+    }
+
+    /// A connection became an upgraded tunnel: it leaves the pool (its slot is free again).
+    pub(crate) fn on_detached(self: &Arc<Self>, conn_id: u64) {
+        let st = {
+            let mut st = self.state.lock();
+            st.live -= 1;
+            st.connected -= 1;
+            st.tasks.remove(&conn_id);
+            st.waiting.retain(|(id, _)| *id != conn_id);
+            st
+        };
+        self.kick(st);
+        self.emit(|w| w.error(events::DISCONNECTED, self.id, ErrorCode::Info, "", "upgrade"));
     }
 
     /// A connected connection ended; requests it handed back are already re-queued.

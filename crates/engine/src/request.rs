@@ -13,6 +13,15 @@ pub mod flags {
     /// Send `connection: close` and close the connection after the response.
     pub const RESET: u32 = 4;
     pub const UPGRADE: u32 = 8;
+    /// The body arrives in pieces through the request's pipe (`ReqCtl::push_body`) after dispatch.
+    pub const STREAM_BODY: u32 = 16;
+}
+
+/// How a streamed body is framed on the wire.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StreamLength {
+    Known(u64),
+    Chunked,
 }
 
 pub struct Request {
@@ -20,6 +29,8 @@ pub struct Request {
     /// "METHOD\0PATH\0name\0value\0…" — encoded into HTTP/1.1 bytes on the engine thread.
     pub head: String,
     pub body: Option<Vec<u8>>,
+    /// For STREAM_BODY requests: Content-Length when known, chunked otherwise.
+    pub stream_length: StreamLength,
     pub flags: u32,
     pub headers_timeout: Option<Duration>,
     pub body_timeout: Option<Duration>,
@@ -37,12 +48,35 @@ impl Request {
 const PAUSED: u8 = 1;
 const ABORTED: u8 = 2;
 
+/// Bytes JS wrote for a request (a streamed body, or what goes up an upgraded connection) that the
+/// connection has not taken yet.
+#[derive(Default)]
+struct Pipe {
+    chunks: std::collections::VecDeque<Vec<u8>>,
+    bytes: usize,
+    ended: bool,
+    /// JS was told to stop writing (push_body returned false); it waits for a drain event.
+    drain_wanted: bool,
+}
+
+/// Buffered bytes per request beyond which JS is asked to wait for a drain event.
+pub const PIPE_HIGH_WATER: usize = 256 * 1024;
+
+/// What the connection took from a pipe.
+pub struct Taken {
+    pub chunks: Vec<Vec<u8>>,
+    pub ended: bool,
+    /// The pipe fell below the high-water mark after JS was told to wait: send it a drain event.
+    pub drained: bool,
+}
+
 /// Pause / resume / abort requests from JS reach the connection task through this block: a flag
 /// plus the waker of the task that owns the request.
 #[derive(Default)]
 pub struct ReqCtl {
     state: AtomicU8,
     waker: Mutex<Option<Waker>>,
+    pipe: Mutex<Pipe>,
 }
 
 impl ReqCtl {
@@ -71,6 +105,42 @@ impl ReqCtl {
             _ => *g = Some(w.clone()),
         }
     }
+    /// Queues bytes from JS (engine thread wakes to send them). False once JS should wait for a
+    /// drain event before writing more.
+    pub fn push_body(&self, chunk: Vec<u8>) -> bool {
+        let below = {
+            let mut p = self.pipe.lock();
+            if p.ended {
+                return true; // writes after end are dropped; JS guards against them
+            }
+            p.bytes += chunk.len();
+            if !chunk.is_empty() {
+                p.chunks.push_back(chunk);
+            }
+            let below = p.bytes < PIPE_HIGH_WATER;
+            if !below {
+                p.drain_wanted = true;
+            }
+            below
+        };
+        self.wake();
+        below
+    }
+
+    pub fn end_body(&self) {
+        self.pipe.lock().ended = true;
+        self.wake();
+    }
+
+    /// Takes everything queued (the connection writes it out as a whole).
+    pub fn take_body(&self) -> Taken {
+        let mut p = self.pipe.lock();
+        let chunks: Vec<Vec<u8>> = p.chunks.drain(..).collect();
+        p.bytes = 0;
+        let drained = std::mem::take(&mut p.drain_wanted);
+        Taken { chunks, ended: p.ended, drained }
+    }
+
     fn wake(&self) {
         if let Some(w) = self.waker.lock().as_ref() {
             w.wake_by_ref();

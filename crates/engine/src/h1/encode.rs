@@ -136,7 +136,8 @@ fn push_hex(out: &mut Vec<u8>, mut n: u64) {
 
 /// Encodes a request head from the packed `METHOD\0PATH\0name\0value...` form.
 ///
-/// Header pairs are written in the given order, followed by `connection` (`close` when `reset`)
+/// Header pairs are written in the given order, followed by `connection` (`close` when `reset`;
+/// none when the packed fields carry their own, as upgrade requests do: `connection: upgrade`)
 /// and the framing header. On error `out` is restored to its previous length.
 pub fn encode_request_head(
     packed: &str,
@@ -180,6 +181,7 @@ fn write_head(
     out.extend_from_slice(path);
     out.extend_from_slice(b" HTTP/1.1\r\n");
 
+    let mut has_connection = false;
     while let Some(name) = fields.next() {
         let value = match fields.next() {
             Some(v) => v,
@@ -193,17 +195,20 @@ fn write_head(
         if !is_valid_value(value.as_bytes()) {
             return Err(EncodeError::InvalidHeaderValue(name.to_owned()));
         }
+        has_connection |= name == "connection";
         out.extend_from_slice(name.as_bytes());
         out.extend_from_slice(b": ");
         out.extend_from_slice(value.as_bytes());
         out.extend_from_slice(b"\r\n");
     }
 
-    out.extend_from_slice(if reset {
-        b"connection: close\r\n".as_slice()
-    } else {
-        b"connection: keep-alive\r\n".as_slice()
-    });
+    if !has_connection {
+        out.extend_from_slice(if reset {
+            b"connection: close\r\n".as_slice()
+        } else {
+            b"connection: keep-alive\r\n".as_slice()
+        });
+    }
     match framing {
         BodyFraming::None => {}
         BodyFraming::Length(n) => {
@@ -312,6 +317,14 @@ mod tests {
             s,
             "POST /up HTTP/1.1\r\nhost: h\r\nconnection: close\r\ntransfer-encoding: chunked\r\n\r\n"
         );
+    }
+
+    #[test]
+    fn explicit_connection_header_replaces_the_default() {
+        let mut out = Vec::new();
+        encode_request_head("GET\0/ws\0host\0h\0connection\0upgrade\0upgrade\0websocket\0", BodyFraming::None, false, &mut out)
+            .unwrap();
+        assert_eq!(out, b"GET /ws HTTP/1.1\r\nhost: h\r\nconnection: upgrade\r\nupgrade: websocket\r\n\r\n");
     }
 
     #[test]

@@ -1,0 +1,144 @@
+// connect() and upgrade(): the socket handed out is a Duplex over the engine's connection.
+import { afterEach, describe, expect, it } from 'vitest';
+import { once } from 'node:events';
+import { createServer, type IncomingMessage } from 'node:http';
+import { connect as netConnect, type Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
+import { Client, errors } from '../ts/index.js';
+import { httpServer, type Running } from './fixtures/servers.js';
+
+const cleanup: (() => Promise<unknown>)[] = [];
+afterEach(async () => {
+  while (cleanup.length) await cleanup.pop()!();
+});
+function track<T extends { close(): Promise<unknown> }>(x: T): T {
+  cleanup.push(() => x.close());
+  return x;
+}
+
+function readAll(socket: Duplex): Promise<string> {
+  return new Promise((resolve, reject) => {
+    let text = '';
+    socket.setEncoding('utf8');
+    socket.on('data', (d: string) => (text += d));
+    socket.on('end', () => resolve(text));
+    socket.on('error', reject);
+  });
+}
+
+/** A server speaking an "echo" protocol after a 101. */
+async function echoUpgradeServer(): Promise<Running<import('node:http').Server>> {
+  const srv = track(await httpServer((req, res) => res.end('no upgrade here')));
+  srv.server.on('upgrade', (req: IncomingMessage, socket: Socket, head: Buffer) => {
+    socket.write(
+      'HTTP/1.1 101 Switching Protocols\r\n' +
+        `Upgrade: ${req.headers.upgrade}\r\nConnection: Upgrade\r\nX-Seen-Path: ${req.url}\r\n\r\n`,
+    );
+    if (head.length) socket.write(head);
+    socket.on('data', (d) => socket.write(`echo:${d}`));
+    socket.on('end', () => socket.end());
+  });
+  return srv;
+}
+
+describe('upgrade()', () => {
+  it('upgrades to an echo protocol and talks both ways with half-close', async () => {
+    const srv = await echoUpgradeServer();
+    const client = track(new Client(srv.origin));
+    const { headers, socket, opaque } = await client.upgrade({ path: '/chat', protocol: 'echo', opaque: 'op' });
+    expect(headers.upgrade).toBe('echo');
+    expect(headers['x-seen-path']).toBe('/chat');
+    expect(opaque).toBe('op');
+    const all = readAll(socket);
+    socket.write('ping');
+    await once(socket, 'data');
+    socket.end();
+    expect(await all).toBe('echo:ping');
+    expect((socket as unknown as { remoteAddress: string }).remoteAddress).toBe('127.0.0.1');
+  });
+
+  it('callback form, and the connection is not returned to the pool', async () => {
+    const srv = await echoUpgradeServer();
+    let sockets = 0;
+    srv.server.on('connection', () => sockets++);
+    const client = track(new Client(srv.origin));
+    const data = await new Promise<{ socket: Duplex }>((resolve, reject) =>
+      client.upgrade({ path: '/', protocol: 'echo' }, (err, d) => (err ? reject(err) : resolve(d))),
+    );
+    // A normal request afterwards needs a fresh connection: the upgraded one belongs to the user.
+    const res = await client.request({ path: '/', method: 'GET' });
+    expect(await res.body.text()).toBe('no upgrade here');
+    expect(sockets).toBe(2);
+    data.socket.destroy();
+  });
+
+  it('fails with SocketError when the server answers without upgrading', async () => {
+    const srv = track(await httpServer((req, res) => res.end('plain')));
+    const client = track(new Client(srv.origin));
+    await expect(client.upgrade({ path: '/', protocol: 'echo' })).rejects.toBeInstanceOf(errors.SocketError);
+  });
+
+  it('an aborted signal fails the upgrade', async () => {
+    const srv = await echoUpgradeServer();
+    const client = track(new Client(srv.origin));
+    const ac = new AbortController();
+    ac.abort();
+    await expect(client.upgrade({ path: '/', protocol: 'echo', signal: ac.signal })).rejects.toBeInstanceOf(
+      errors.RequestAbortedError,
+    );
+  });
+});
+
+describe('connect()', () => {
+  it('opens a tunnel through an HTTP CONNECT proxy to a target server', async () => {
+    // The target: a plain TCP echo-ish HTTP server.
+    const target = track(await httpServer((req, res) => res.end(`target saw ${req.url}`)));
+    // The proxy, written here: answers CONNECT by piping to the requested authority.
+    const proxy = createServer();
+    const seen: string[] = [];
+    proxy.on('connect', (req: IncomingMessage, client: Socket, head: Buffer) => {
+      seen.push(req.url!);
+      const [host, port] = req.url!.split(':');
+      const upstream = netConnect(Number(port), host, () => {
+        client.write('HTTP/1.1 200 Connection Established\r\nX-Proxy: test\r\n\r\n');
+        if (head.length) upstream.write(head);
+        upstream.pipe(client);
+        client.pipe(upstream);
+      });
+      upstream.on('error', () => client.destroy());
+      client.on('error', () => upstream.destroy());
+    });
+    proxy.listen(0, '127.0.0.1');
+    await once(proxy, 'listening');
+    const proxySockets = new Set<Socket>();
+    proxy.on('connection', (s: Socket) => proxySockets.add(s));
+    cleanup.push(
+      () =>
+        new Promise((r) => {
+          for (const s of proxySockets) s.destroy();
+          proxy.close(r);
+        }),
+    );
+    const proxyOrigin = `http://127.0.0.1:${(proxy.address() as import('node:net').AddressInfo).port}`;
+
+    const client = track(new Client(proxyOrigin));
+    const authority = `127.0.0.1:${target.port}`;
+    const { statusCode, headers, socket } = await client.connect({ path: authority });
+    expect(statusCode).toBe(200);
+    expect(headers['x-proxy']).toBe('test');
+    expect(seen).toEqual([authority]);
+    // Speak HTTP/1.1 to the target through the tunnel by hand.
+    const reply = readAll(socket);
+    socket.write(`GET /through HTTP/1.1\r\nHost: ${authority}\r\nConnection: close\r\n\r\n`);
+    const text = await reply;
+    expect(text).toMatch(/^HTTP\/1\.1 200/);
+    expect(text).toContain('target saw /through');
+  });
+
+  it('fails with SocketError when the proxy refuses', async () => {
+    const proxy = track(await httpServer((req, res) => res.end()));
+    proxy.server.on('connect', (_req: IncomingMessage, s: Socket) => s.end('HTTP/1.1 403 Forbidden\r\ncontent-length: 0\r\n\r\n'));
+    const client = track(new Client(proxy.origin));
+    await expect(client.connect({ path: 'example.com:443' })).rejects.toBeInstanceOf(errors.SocketError);
+  });
+});

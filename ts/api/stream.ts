@@ -1,0 +1,229 @@
+// stream(): request() without the intermediate body stream — the response is written straight into
+// the Writable the caller's factory returns, and the result arrives once that Writable finishes.
+import { AsyncResource } from 'node:async_hooks';
+import { finished, type Writable } from 'node:stream';
+import type { IncomingHttpHeaders } from 'node:http';
+import { InvalidArgumentError, InvalidReturnValueError, RequestAbortedError } from '../core/errors.js';
+import type {
+  DispatchController,
+  DispatchHandler,
+  IncomingHeaders,
+  RequestOptions,
+  StreamData,
+  StreamFactory,
+} from '../dispatcher/types.js';
+import { ApiHandler } from './api-handler.js';
+import { destroyRequestBody, type RequestDispatcher } from './request.js';
+
+// A method type, so a callback typed for a specific opaque stays assignable (bivariant check).
+export type StreamCallback<TOpaque = null> = {
+  callback(err: Error | null, data: StreamData<TOpaque>): void;
+}['callback'];
+
+type AnyStreamData = StreamData<unknown>;
+type AnyCallback = (err: Error | null, data: AnyStreamData) => void;
+
+function isWritable(value: unknown): value is Writable {
+  return (
+    value !== null &&
+    typeof value === 'object' &&
+    typeof (value as Writable).write === 'function' &&
+    typeof (value as Writable).end === 'function' &&
+    typeof (value as Writable).on === 'function'
+  );
+}
+
+export class StreamHandler extends ApiHandler implements DispatchHandler {
+  readonly factory: StreamFactory<unknown>;
+  /** Filled in place when the response ends; handed out with the result. */
+  readonly trailers: Record<string, string> = {};
+  // The factory and the callback run from the engine's turn; keep the caller's async context.
+  readonly asyncResource = new AsyncResource('LIB_STREAM');
+  callback: AnyCallback | null = null;
+  resolve: ((data: AnyStreamData) => void) | null = null;
+  reject: ((err: Error) => void) | null = null;
+  res: Writable | null = null;
+  /** The first failure; wins over whatever the Writable's teardown reports later. */
+  error: Error | null = null;
+
+  constructor(opts: RequestOptions<unknown>, factory: StreamFactory<unknown>) {
+    super(opts);
+    this.factory = factory;
+  }
+
+  readonly #onDrain = (): void => {
+    this.controller?.resume();
+  };
+
+  onResponseStart(controller: DispatchController, statusCode: number, headers: IncomingHeaders): void {
+    if (this.done || this.res !== null) return;
+    if (this.informational(controller, statusCode, headers)) return;
+    let res: unknown;
+    try {
+      res = this.asyncResource.runInAsyncScope(this.factory, null, {
+        statusCode,
+        headers: headers as IncomingHttpHeaders,
+        opaque: this.opaque,
+        context: this.context as object,
+        onInfo: this.onInfo,
+      });
+    } catch (err) {
+      controller.abort(err as Error);
+      return;
+    }
+    if (!isWritable(res)) {
+      controller.abort(new InvalidReturnValueError('expected Writable'));
+      return;
+    }
+    this.res = res;
+    res.on('drain', this.#onDrain);
+    finished(res, { readable: false }, (err) => this.#onWritableDone(err ?? null));
+  }
+
+  onResponseData(controller: DispatchController, chunk: Buffer): void {
+    const res = this.res;
+    if (res !== null && !this.done && res.write(chunk) === false) controller.pause();
+  }
+
+  onResponseEnd(_controller: DispatchController, trailers: IncomingHeaders): void {
+    if (this.done) return;
+    this.settle(null);
+    if (trailers != null) {
+      const target = this.trailers as Record<string, string | string[]>;
+      for (const key of Object.keys(trailers)) {
+        // A '__proto__' trailer must stay a plain property.
+        Object.defineProperty(target, key, { value: trailers[key], enumerable: true, configurable: true, writable: true });
+      }
+    }
+    const res = this.res;
+    if (res !== null) res.end();
+    else this.deliver(new RequestAbortedError('response ended before its headers were received'));
+  }
+
+  onResponseError(_controller: DispatchController | null, err: Error): void {
+    this.fail(err);
+  }
+
+  protected onAbortSignal(reason: Error): void {
+    const res = this.res;
+    // Once the Writable exists it owns the outcome: destroying it aborts the request below.
+    if (res !== null && !res.destroyed && typeof res.destroy === 'function') res.destroy(reason);
+    else this.abortRequest(reason);
+  }
+
+  /** Final failure, from the dispatcher or from dispatch() throwing. */
+  fail(err: Error): void {
+    if (this.done) return;
+    this.error ??= err;
+    this.settle(err);
+    const res = this.res;
+    // With a Writable, the result is reported once it has been torn down (#onWritableDone).
+    if (res !== null && typeof res.destroy === 'function') {
+      if (!res.destroyed) res.destroy(err);
+      return;
+    }
+    this.deliver(err);
+  }
+
+  #onWritableDone(err: Error | null): void {
+    if (err !== null) {
+      this.error ??= err;
+      this.abortRequest(err);
+      this.deliver(this.error);
+      return;
+    }
+    // Reported before the abort below can turn it into a failure. A Writable that finished before
+    // the response did was ended early by its owner: nothing more can be written to it.
+    this.deliver(this.error);
+    this.abortRequest(new RequestAbortedError());
+  }
+
+  deliver(err: Error | null): void {
+    const data: AnyStreamData =
+      err === null
+        ? { opaque: this.opaque, trailers: this.trailers, context: this.context as object }
+        : ({ opaque: this.opaque } as AnyStreamData);
+    const reject = this.reject;
+    const resolve = this.resolve;
+    if (resolve !== null && reject !== null) {
+      this.resolve = this.reject = null;
+      if (err !== null) reject(err);
+      else resolve(data);
+      return;
+    }
+    const callback = this.callback;
+    if (callback === null) return;
+    this.callback = null;
+    // Never call back synchronously from inside stream(), nor into the Writable's event emission.
+    queueMicrotask(() => this.asyncResource.runInAsyncScope(callback, null, err, data));
+  }
+}
+
+function dispatchStream(dispatcher: RequestDispatcher, opts: RequestOptions<unknown>, handler: StreamHandler): void {
+  try {
+    dispatcher.dispatch(opts, handler);
+  } catch (err) {
+    handler.fail(err as Error);
+  }
+}
+
+function createHandler(opts: RequestOptions<unknown>, factory: StreamFactory<unknown>): StreamHandler {
+  try {
+    if (opts === null || typeof opts !== 'object') throw new InvalidArgumentError('invalid opts');
+    if (typeof factory !== 'function') throw new InvalidArgumentError('invalid factory');
+    return new StreamHandler(opts, factory);
+  } catch (err) {
+    // The caller handed us a stream it expects to be consumed; don't leave it hanging.
+    destroyRequestBody((opts as RequestOptions<unknown> | null)?.body, err as Error);
+    throw err;
+  }
+}
+
+/**
+ * Performs a request through `this` dispatcher, writing the response body into the Writable that
+ * `factory` returns. Without a callback it returns a promise of the StreamData.
+ */
+export function stream<TOpaque = null>(
+  this: RequestDispatcher,
+  opts: RequestOptions<TOpaque>,
+  factory: StreamFactory<TOpaque>,
+): Promise<StreamData<TOpaque>>;
+export function stream<TOpaque = null>(
+  this: RequestDispatcher,
+  opts: RequestOptions<TOpaque>,
+  factory: StreamFactory<TOpaque>,
+  callback: StreamCallback<TOpaque>,
+): void;
+export function stream(
+  this: RequestDispatcher,
+  opts: RequestOptions<unknown>,
+  factory: StreamFactory<unknown>,
+  callback?: AnyCallback,
+): Promise<AnyStreamData> | void {
+  if (callback === undefined) {
+    let handler: StreamHandler;
+    try {
+      handler = createHandler(opts, factory);
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    const promise = new Promise<AnyStreamData>((resolve, reject) => {
+      handler.resolve = resolve;
+      handler.reject = reject;
+    });
+    dispatchStream(this, opts, handler);
+    return promise;
+  }
+
+  if (typeof callback !== 'function') throw new InvalidArgumentError('invalid callback');
+  let handler: StreamHandler;
+  try {
+    handler = createHandler(opts, factory);
+  } catch (err) {
+    const data = { opaque: (opts as { opaque?: unknown } | null)?.opaque } as AnyStreamData;
+    queueMicrotask(() => callback(err as Error, data));
+    return;
+  }
+  handler.callback = callback;
+  dispatchStream(this, opts, handler);
+}

@@ -1,0 +1,161 @@
+// connect() (HTTP CONNECT → ConnectData) and upgrade() (101 → UpgradeData): one request whose
+// answer is a socket instead of a body. Any other answer fails with SocketError, as in undici.
+import type { EventEmitter } from 'node:events';
+import type { Duplex } from 'node:stream';
+import type { IncomingHttpHeaders } from 'node:http';
+import { InvalidArgumentError, SocketError } from '../core/errors.js';
+import type { Dispatcher, Callback } from '../dispatcher/dispatcher.js';
+import type { AbortSignalLike, DispatchController, DispatchHandler, IncomingHeaders, LibHeaders } from '../dispatcher/types.js';
+import { abortReason, isEventTarget } from './request.js';
+
+export interface ConnectOptions<TOpaque = null> {
+  origin?: string | URL;
+  path: string;
+  headers?: LibHeaders;
+  signal?: AbortSignalLike | null;
+  opaque?: TOpaque;
+  [key: string]: unknown;
+}
+export interface ConnectData<TOpaque = null> {
+  statusCode: number;
+  headers: IncomingHttpHeaders;
+  socket: Duplex;
+  opaque: TOpaque;
+}
+export interface UpgradeOptions {
+  origin?: string | URL;
+  path: string;
+  method?: string;
+  headers?: LibHeaders;
+  /** Comma-separated protocols in descending preference. */
+  protocol?: string;
+  signal?: AbortSignalLike | null;
+  opaque?: unknown;
+  [key: string]: unknown;
+}
+export interface UpgradeData<TOpaque = null> {
+  headers: IncomingHttpHeaders;
+  socket: Duplex;
+  opaque: TOpaque;
+}
+
+type Settle = (err: Error | null, socket: Duplex | null, status: number, headers: IncomingHeaders) => void;
+
+class TunnelHandler implements DispatchHandler {
+  #settle: Settle | null;
+  #controller: DispatchController | null = null;
+  #reason: Error | null = null;
+  #signal: AbortSignalLike | null;
+  readonly #what: string;
+  #onEmitterAbort: (() => void) | null = null;
+
+  constructor(what: 'connect' | 'upgrade', signal: AbortSignalLike | null | undefined, settle: Settle) {
+    this.#what = what;
+    this.#settle = settle;
+    this.#signal = signal ?? null;
+    if (signal == null) return;
+    if ((signal as AbortSignal).aborted === true) this.#reason = abortReason(signal);
+    else if (isEventTarget(signal)) signal.addEventListener('abort', this, { once: true });
+    else {
+      this.#onEmitterAbort = () => this.handleEvent();
+      (signal as EventEmitter).once('abort', this.#onEmitterAbort);
+    }
+  }
+
+  handleEvent(): void {
+    const reason = this.#signal === null ? new Error('aborted') : abortReason(this.#signal);
+    if (this.#controller !== null) this.#controller.abort(reason);
+    else this.#reason = reason;
+  }
+
+  #finish(err: Error | null, socket: Duplex | null, status = 0, headers: IncomingHeaders = {}): void {
+    const settle = this.#settle;
+    if (settle === null) return;
+    this.#settle = null;
+    const signal = this.#signal;
+    if (signal !== null) {
+      if (isEventTarget(signal)) signal.removeEventListener('abort', this);
+      else if (this.#onEmitterAbort !== null) (signal as EventEmitter).removeListener('abort', this.#onEmitterAbort);
+    }
+    settle(err, socket, status, headers);
+  }
+
+  onRequestStart(controller: DispatchController): void {
+    this.#controller = controller;
+    if (this.#reason !== null) controller.abort(this.#reason);
+  }
+
+  onRequestUpgrade(_c: DispatchController, statusCode: number, headers: IncomingHttpHeaders, socket: Duplex): void {
+    this.#finish(null, socket, statusCode, headers as IncomingHeaders);
+  }
+
+  onResponseStart(controller: DispatchController, statusCode: number): void {
+    if (statusCode < 200) return; // 1xx before the answer
+    controller.abort(new SocketError(`bad ${this.#what}`));
+  }
+
+  onResponseData(): void {}
+  onResponseEnd(): void {}
+
+  onResponseError(_c: DispatchController, err: Error): void {
+    this.#finish(err, null);
+  }
+}
+
+function run<T>(executor: (settle: (err: Error | null, data: T | null) => void) => void, callback?: Callback<T>): Promise<T> | void {
+  if (callback !== undefined) {
+    if (typeof callback !== 'function') throw new InvalidArgumentError('invalid callback');
+    executor((err, data) => callback(err, data as T));
+    return;
+  }
+  return new Promise<T>((resolve, reject) => executor((err, data) => (err ? reject(err) : resolve(data as T))));
+}
+
+function checkOpts(opts: unknown): asserts opts is Record<string, unknown> {
+  if (opts === null || typeof opts !== 'object') throw new InvalidArgumentError('invalid opts');
+}
+
+export function connect<TOpaque = null>(
+  this: Dispatcher,
+  opts: ConnectOptions<TOpaque>,
+  callback?: Callback<ConnectData<TOpaque>>,
+): Promise<ConnectData<TOpaque>> | void {
+  const dispatcher = this;
+  return run<ConnectData<TOpaque>>((settle) => {
+    try {
+      checkOpts(opts);
+      const opaque = (opts.opaque ?? null) as TOpaque;
+      const handler = new TunnelHandler('connect', opts.signal, (err, socket, statusCode, headers) =>
+        err ? settle(err, null) : settle(null, { statusCode, headers, socket: socket!, opaque }),
+      );
+      dispatcher.dispatch({ ...opts, method: 'CONNECT', body: null, upgrade: null, signal: undefined }, handler);
+    } catch (err) {
+      queueMicrotask(() => settle(err as Error, null));
+    }
+  }, callback);
+}
+
+export function upgrade<TOpaque = null>(
+  this: Dispatcher,
+  opts: UpgradeOptions,
+  callback?: Callback<UpgradeData<TOpaque>>,
+): Promise<UpgradeData<TOpaque>> | void {
+  const dispatcher = this;
+  return run<UpgradeData<TOpaque>>((settle) => {
+    try {
+      checkOpts(opts);
+      const protocol = opts.protocol ?? 'Websocket';
+      if (typeof protocol !== 'string') throw new InvalidArgumentError('invalid protocol');
+      const opaque = (opts.opaque ?? null) as TOpaque;
+      const handler = new TunnelHandler('upgrade', opts.signal, (err, socket, _status, headers) =>
+        err ? settle(err, null) : settle(null, { headers, socket: socket!, opaque }),
+      );
+      dispatcher.dispatch(
+        { ...opts, method: opts.method ?? 'GET', upgrade: protocol, body: null, signal: undefined },
+        handler,
+      );
+    } catch (err) {
+      queueMicrotask(() => settle(err as Error, null));
+    }
+  }, callback);
+}

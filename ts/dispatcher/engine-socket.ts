@@ -1,0 +1,117 @@
+// The socket handed out by upgrade / CONNECT: a Duplex over the engine's connection, which has
+// become a byte tunnel. Writes go through the request's engine pipe (with drain backpressure),
+// reads arrive as the request's DATA events, `end()` half-closes, `destroy()` closes.
+import { Duplex } from 'node:stream';
+import { closeRequest, control } from '../native/engine.js';
+
+export class EngineSocket extends Duplex {
+  readonly #id: number;
+  #paused = false;
+  #pendingWrite: ((err?: Error | null) => void) | null = null;
+  #closed = false;
+  #timeout = 0;
+  #timer: NodeJS.Timeout | null = null;
+  readonly remoteAddress: string | undefined;
+  readonly remotePort: number | undefined;
+  readonly localAddress: string | undefined;
+  readonly localPort: number | undefined;
+  readonly remoteFamily: string | undefined;
+  readonly alpnProtocol: string | false;
+  readonly encrypted: boolean;
+
+  /** `addrs` is "localIp|localPort|remoteIp|remotePort" from the engine (empty for unix sockets). */
+  constructor(id: number, addrs: string, encrypted: boolean) {
+    super({ allowHalfOpen: true });
+    this.#id = id;
+    const [la, lp, ra, rp] = addrs ? addrs.split('|') : [];
+    this.localAddress = la;
+    this.localPort = lp ? Number(lp) : undefined;
+    this.remoteAddress = ra;
+    this.remotePort = rp ? Number(rp) : undefined;
+    this.remoteFamily = ra === undefined ? undefined : ra.includes(':') ? 'IPv6' : 'IPv4';
+    this.encrypted = encrypted;
+    this.alpnProtocol = encrypted ? 'http/1.1' : false;
+  }
+
+  /** Bytes from the server. */
+  onData(chunk: Buffer): void {
+    this.#touch();
+    if (!this.push(chunk) && !this.#paused) {
+      this.#paused = true;
+      control.pause(this.#id);
+    }
+  }
+
+  /** The server closed its side. */
+  onEnd(): void {
+    this.push(null);
+  }
+
+  onDrain(): void {
+    const cb = this.#pendingWrite;
+    this.#pendingWrite = null;
+    cb?.();
+  }
+
+  override _read(): void {
+    if (this.#paused) {
+      this.#paused = false;
+      control.resume(this.#id);
+    }
+  }
+
+  override _write(chunk: Buffer, _enc: BufferEncoding, cb: (err?: Error | null) => void): void {
+    this.#touch();
+    if (control.write(this.#id, chunk)) cb();
+    else this.#pendingWrite = cb;
+  }
+
+  override _final(cb: (err?: Error | null) => void): void {
+    control.end(this.#id);
+    cb();
+  }
+
+  override _destroy(err: Error | null, cb: (err?: Error | null) => void): void {
+    this.#release();
+    cb(err);
+  }
+
+  #release(): void {
+    if (this.#closed) return;
+    this.#closed = true;
+    if (this.#timer !== null) clearTimeout(this.#timer);
+    // Closes the tunnel if it is still open; a no-op once the engine finished with it.
+    control.abort(this.#id);
+    closeRequest(this.#id);
+  }
+
+  #touch(): void {
+    if (this.#timer !== null) this.#timer.refresh();
+  }
+
+  // net.Socket members people use on upgraded sockets. The engine already disables Nagle.
+  setNoDelay(_noDelay?: boolean): this {
+    return this;
+  }
+  setKeepAlive(_enable?: boolean, _initialDelay?: number): this {
+    return this;
+  }
+  /** Emits 'timeout' after `ms` without activity, as net.Socket does (0 disables). */
+  setTimeout(ms: number, callback?: () => void): this {
+    if (this.#timer !== null) clearTimeout(this.#timer);
+    this.#timer = null;
+    this.#timeout = ms;
+    if (callback) this.once('timeout', callback);
+    if (ms > 0) this.#timer = setTimeout(() => this.emit('timeout'), ms).unref();
+    return this;
+  }
+  get timeout(): number {
+    return this.#timeout;
+  }
+  ref(): this {
+    return this;
+  }
+  unref(): this {
+    return this;
+  }
+}

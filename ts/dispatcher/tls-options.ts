@@ -1,0 +1,158 @@
+// Node-style TLS options (a Client's `connect` object, its `tls` object and the top-level
+// `allowH2` / `maxCachedSessions`) → the engine's TLS config for an https origin. The engine speaks
+// TLS with rustls: options that only make sense for OpenSSL are refused by name rather than
+// silently ignored.
+import { createPrivateKey } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import * as tls from 'node:tls';
+import { InvalidArgumentError, NotSupportedError } from '../core/errors.js';
+import type { TlsConfig } from '../native/binding.js';
+
+type Options = Record<string, unknown>;
+
+// Options of tls.connect the engine cannot honour yet (a Node-TLS bridged transport will).
+const UNSUPPORTED = [
+  'ciphers',
+  'checkServerIdentity',
+  'pfx',
+  'secureContext',
+  'secureOptions',
+  'secureProtocol',
+  'ecdhCurve',
+  'sigalgs',
+  'crl',
+  'privateKeyEngine',
+  'privateKeyIdentifier',
+  'clientCertEngine',
+  'session',
+  'requestOCSP',
+  'pskCallback',
+  'enableTrace',
+];
+
+let defaultRoots: string[] | undefined;
+
+/** The store Node's TLS trusts by default: its bundled roots plus NODE_EXTRA_CA_CERTS. */
+function roots(): string[] {
+  if (defaultRoots) return defaultRoots;
+  // Node ≥ 22.15 reports its effective default store (extra and, with --use-system-ca, system CAs).
+  const get = (tls as { getCACertificates?: (type?: string) => string[] }).getCACertificates;
+  if (typeof get === 'function') {
+    defaultRoots = get('default');
+  } else {
+    defaultRoots = [...tls.rootCertificates];
+    const extra = process.env.NODE_EXTRA_CA_CERTS;
+    if (extra) {
+      try {
+        defaultRoots.push(readFileSync(extra, 'utf8'));
+      } catch {
+        // Node itself only warns about an unreadable file and goes on with its bundled roots.
+      }
+    }
+  }
+  return defaultRoots;
+}
+
+function pem(v: unknown, name: string): string {
+  if (typeof v === 'string') return v;
+  if (v instanceof Uint8Array) return Buffer.from(v.buffer, v.byteOffset, v.byteLength).toString('utf8');
+  throw new InvalidArgumentError(`${name} must be a string or a Buffer`);
+}
+
+function pemList(v: unknown, name: string): string[] {
+  return (Array.isArray(v) ? v : [v]).map((x) => pem(x, name));
+}
+
+/** One item (rustls takes a single certificate chain and key) from Node's string-or-array forms. */
+function single<T>(v: unknown, name: string): T {
+  if (!Array.isArray(v)) return v as T;
+  if (v.length !== 1) throw new NotSupportedError(`${name}: only one ${name} is supported`);
+  return v[0] as T;
+}
+
+function privateKey(v: unknown, passphrase: unknown): string {
+  let key = single<unknown>(v, 'key');
+  if (key !== null && typeof key === 'object' && !(key instanceof Uint8Array)) {
+    const k = key as { pem?: unknown; passphrase?: unknown };
+    passphrase = k.passphrase ?? passphrase;
+    key = k.pem;
+  }
+  const text = pem(key, 'key');
+  if (passphrase == null || !text.includes('ENCRYPTED')) return text;
+  if (typeof passphrase !== 'string') throw new InvalidArgumentError('passphrase must be a string');
+  try {
+    return createPrivateKey({ key: text, format: 'pem', passphrase }).export({ type: 'pkcs8', format: 'pem' }) as string;
+  } catch (err) {
+    throw new InvalidArgumentError(`invalid key: ${(err as Error).message}`);
+  }
+}
+
+function tlsVersion(v: unknown, name: string): string | undefined {
+  if (v == null) return undefined;
+  if (typeof v !== 'string') throw new InvalidArgumentError(`${name} must be a string`);
+  return v;
+}
+
+/**
+ * The TLS part of an https pool's config. `opts` are the Client/Pool options, `connect` its
+ * `connect` object (which wins over `opts.tls` and the top-level options, as in undici).
+ */
+export function tlsConfig(opts: Options, connect: Options): TlsConfig {
+  const o: Options = {
+    ...(typeof opts.tls === 'object' && opts.tls !== null ? (opts.tls as Options) : null),
+    ...connect,
+  };
+  for (const name of UNSUPPORTED) {
+    if (o[name] != null) {
+      throw new NotSupportedError(`${name} is not supported by ferro's TLS yet`);
+    }
+  }
+
+  const allowH2 = o.allowH2 ?? opts.allowH2;
+  if (allowH2 != null && typeof allowH2 !== 'boolean') throw new InvalidArgumentError('allowH2 must be a valid boolean value');
+  const preferH2 = o.preferH2 ?? opts.preferH2;
+  const maxCachedSessions = o.maxCachedSessions ?? opts.maxCachedSessions;
+  if (maxCachedSessions != null && (!Number.isInteger(maxCachedSessions) || (maxCachedSessions as number) < 0)) {
+    throw new InvalidArgumentError('maxCachedSessions must be a positive integer or zero');
+  }
+  const servername = o.servername;
+  if (servername != null && typeof servername !== 'string') throw new InvalidArgumentError('servername must be a string');
+
+  const hasCert = o.cert != null;
+  const hasKey = o.key != null;
+  if (hasCert !== hasKey) throw new InvalidArgumentError(hasCert ? 'cert requires a key' : 'key requires a cert');
+
+  // Unlike undici (which offers h2 unless told not to), h2 is offered only on request until the
+  // engine speaks it.
+  const alpnProtocols = allowH2 === true ? (preferH2 === true ? ['h2', 'http/1.1'] : ['http/1.1', 'h2']) : ['http/1.1'];
+
+  const rejectUnauthorized =
+    o.rejectUnauthorized != null ? o.rejectUnauthorized !== false : process.env.NODE_TLS_REJECT_UNAUTHORIZED !== '0';
+
+  const cfg: TlsConfig = {
+    rejectUnauthorized,
+    alpnProtocols,
+    servername: servername || undefined,
+    minVersion: tlsVersion(o.minVersion, 'minVersion'),
+    maxVersion: tlsVersion(o.maxVersion, 'maxVersion'),
+    maxCachedSessions: (maxCachedSessions as number | null | undefined) ?? undefined,
+  };
+  if (o.ca != null) cfg.ca = pemList(o.ca, 'ca');
+  // Roots matter only when the chain is checked against the default store.
+  else if (rejectUnauthorized) cfg.roots = roots();
+  if (hasCert) {
+    cfg.cert = pemList(single(o.cert, 'cert'), 'cert').join('\n');
+    cfg.key = privateKey(o.key, o.passphrase);
+  }
+  return cfg;
+}
+
+/** Runs a native call whose `InvalidArg` failures (bad PEM, bad key...) are the caller's fault. */
+export function nativeArgs<T>(call: () => T): T {
+  try {
+    return call();
+  } catch (err) {
+    if ((err as { code?: unknown }).code === 'InvalidArg') throw new InvalidArgumentError((err as Error).message);
+    throw err;
+  }
+}

@@ -1,0 +1,148 @@
+// fetch(): the WHATWG fetch API (with Node's own Request, Response and Headers) sent through a
+// ferro dispatcher — `init.dispatcher`, else the global one. Redirects and content decoding are
+// done here, above the dispatcher, as the Fetch standard's HTTP fetch does.
+import type { Dispatcher } from '../dispatcher/dispatcher.js';
+import { getGlobalDispatcher } from '../dispatcher/global.js';
+import type { DispatchOptions } from '../dispatcher/types.js';
+import { createDecoders } from './content-decoding.js';
+import { abortReason, FetchHandler, fetchFailed } from './fetch-handler.js';
+
+/** RequestInit plus the dispatcher to send through. */
+export interface FetchInit extends RequestInit {
+  dispatcher?: Dispatcher;
+}
+
+const MAX_REDIRECTS = 20;
+const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
+const NULL_BODY_STATUSES = new Set([101, 103, 204, 205, 304]);
+// Dropped when a redirect turns the request into a body-less GET (Fetch: request-body-header names).
+const REQUEST_BODY_HEADERS = ['content-encoding', 'content-language', 'content-location', 'content-type', 'content-length'];
+// Credentials that must not follow a redirect to another origin.
+const CROSS_ORIGIN_STRIPPED = ['authorization', 'cookie', 'proxy-authorization', 'host'];
+// Sent unless the caller set them, as Node's own fetch does.
+const DEFAULT_HEADERS: [string, string][] = [
+  ['accept', '*/*'],
+  ['accept-language', '*'],
+  ['user-agent', 'ferro'],
+  ['accept-encoding', 'gzip, deflate, br'],
+];
+
+/**
+ * The request body as sent: bytes can be re-sent after a 307 / 308 redirect; a stream cannot
+ * (the Fetch standard's body with a null source).
+ */
+type OutgoingBody = { bytes: Uint8Array } | { stream: ReadableStream<Uint8Array> } | null;
+
+function isStreamBody(body: unknown): boolean {
+  return (
+    body instanceof ReadableStream ||
+    (typeof body === 'object' && body !== null && typeof (body as AsyncIterable<unknown>)[Symbol.asyncIterator] === 'function')
+  );
+}
+
+async function outgoingBody(request: Request, input: unknown, init: FetchInit | undefined): Promise<OutgoingBody> {
+  if (request.body === null) return null;
+  // A Request passed in gives no sign of where its body came from, so it counts as a stream.
+  const streamed = init?.body != null ? isStreamBody(init.body) : input instanceof Request;
+  if (streamed) return { stream: request.body };
+  return { bytes: new Uint8Array(await request.arrayBuffer()) };
+}
+
+/** A request body stream as the async iterable dispatchers take; an abort cancels the read. */
+async function* readStream(stream: ReadableStream<Uint8Array>, signal: AbortSignal): AsyncGenerator<Uint8Array> {
+  const reader = stream.getReader();
+  const onAbort = (): void => void reader.cancel(abortReason(signal)).catch(() => {});
+  signal.addEventListener('abort', onAbort, { once: true });
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done || signal.aborted) return;
+      yield value;
+    }
+  } finally {
+    signal.removeEventListener('abort', onAbort);
+    reader.releaseLock();
+  }
+}
+
+function isHttp(url: URL): boolean {
+  return url.protocol === 'http:' || url.protocol === 'https:';
+}
+
+export async function fetch(input: string | URL | Request, init?: FetchInit): Promise<Response> {
+  const request = new Request(input, init);
+  const { signal } = request;
+  if (signal.aborted) throw abortReason(signal);
+  const dispatcher = init?.dispatcher ?? getGlobalDispatcher();
+
+  let body = await outgoingBody(request, input, init);
+  let url = new URL(request.url);
+  let method = request.method;
+  const headers = new Headers(request.headers);
+  for (const [name, value] of DEFAULT_HEADERS) if (!headers.has(name)) headers.set(name, value);
+
+  for (let redirects = 0; ; redirects++) {
+    if (!isHttp(url)) throw fetchFailed(new Error(`unsupported URL scheme: ${url.protocol}`));
+    if (signal.aborted) throw abortReason(signal);
+    const handler = new FetchHandler(signal);
+    const options: DispatchOptions = {
+      origin: url.origin,
+      path: url.pathname + url.search,
+      method,
+      headers: [...headers].flat(),
+      body: body === null ? null : 'bytes' in body ? body.bytes : readStream(body.stream, signal),
+    };
+    try {
+      dispatcher.dispatch(options, handler);
+    } catch (err) {
+      handler.abort(err);
+      throw fetchFailed(err);
+    }
+    const head = await handler.head;
+
+    const location = REDIRECT_STATUSES.has(head.status) ? head.headers.get('location') : null;
+    if (location !== null && request.redirect !== 'manual') {
+      handler.discard();
+      if (request.redirect === 'error') throw fetchFailed(new Error('unexpected redirect'));
+      if (redirects >= MAX_REDIRECTS) throw fetchFailed(new Error('redirect count exceeded'));
+      let next: URL;
+      try {
+        next = new URL(location, url);
+      } catch (err) {
+        throw fetchFailed(err);
+      }
+      if (!isHttp(next)) throw fetchFailed(new Error('URL scheme must be a HTTP(S) scheme'));
+      // A streamed body has been consumed; only a 303 (which drops it) can go on.
+      if (head.status !== 303 && body !== null && 'stream' in body) {
+        throw fetchFailed(new Error('cannot follow a redirect with a streamed request body'));
+      }
+      if (((head.status === 301 || head.status === 302) && method === 'POST') || (head.status === 303 && method !== 'GET' && method !== 'HEAD')) {
+        method = 'GET';
+        body = null;
+        for (const name of REQUEST_BODY_HEADERS) headers.delete(name);
+      }
+      if (next.origin !== url.origin) for (const name of CROSS_ORIGIN_STRIPPED) headers.delete(name);
+      url = next;
+      continue;
+    }
+
+    let response: Response;
+    try {
+      const noBody = NULL_BODY_STATUSES.has(head.status);
+      if (noBody) handler.discard();
+      const decoders = noBody || method === 'HEAD' ? [] : createDecoders(head.headers.get('content-encoding'));
+      response = new Response(noBody ? null : handler.attachBody(decoders), {
+        status: head.status,
+        statusText: head.statusText,
+        headers: head.headers,
+      });
+    } catch (err) {
+      handler.abort(err);
+      throw fetchFailed(err);
+    }
+    // Node's Response has no way to set these from outside; own properties shadow its getters.
+    Object.defineProperty(response, 'url', { value: url.href.replace(/#.*$/, ''), enumerable: true });
+    Object.defineProperty(response, 'redirected', { value: redirects > 0, enumerable: true });
+    return response;
+  }
+}
