@@ -3,7 +3,7 @@
 // fetch among them — from a controller-only dispatcher.
 import { afterEach, describe, expect, it } from 'vitest';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Client, errors } from '../ts/index.js';
+import { Agent, Client, errors } from '../ts/index.js';
 import type { DispatchFn, DispatchHandler, DispatchOptions, Dispatcher } from '../ts/index.js';
 import { MockAgent } from '../ts/mock/mock-agent.js';
 import { Dispatcher1Wrapper } from '../ts/dispatcher/dispatcher1-wrapper.js';
@@ -290,15 +290,47 @@ describe('Dispatcher1Wrapper', () => {
     });
     const key = Symbol.for('undici.globalDispatcher.1');
     const previous = Reflect.getOwnPropertyDescriptor(globalThis, key);
-    Object.defineProperty(globalThis, key, { value: new Dispatcher1Wrapper(counting), writable: true, configurable: true });
+    // Node's undici defines the slot writable but non-configurable once its fetch has loaded.
+    const install = (value: unknown): void => {
+      if (previous?.configurable === false) Reflect.set(globalThis, key, value);
+      else Object.defineProperty(globalThis, key, { value, writable: true, configurable: true });
+    };
+    install(new Dispatcher1Wrapper(counting));
     cleanup.push(() => {
-      if (previous) Object.defineProperty(globalThis, key, previous);
-      else Reflect.deleteProperty(globalThis, key);
+      if (previous === undefined) Reflect.deleteProperty(globalThis, key);
+      else install(previous.value);
     });
     const res = await fetch(`${srv.origin}/node-fetch?q=1`, { method: 'POST', body: 'sent' });
     expect(res.status).toBe(200);
     expect(res.headers.get('x-engine')).toBe('ferro');
     expect(await res.text()).toBe('POST /node-fetch?q=1 sent');
     expect(served).toEqual(['/node-fetch?q=1']);
+  });
+});
+
+describe('legacy handlers on Agent', () => {
+  it('a legacy handler hears maxOrigins being reached through onError', async () => {
+    const srv = await httpServer((req, res) => res.end('ok'));
+    const agent = new Agent({ maxOrigins: 1 });
+    try {
+      const first = await agent.request({ origin: srv.origin, path: '/', method: 'GET' });
+      await first.body.dump();
+      const err = await new Promise<Error>((resolve) => {
+        agent.dispatch(
+          { origin: 'http://127.0.0.2:1', path: '/', method: 'GET' },
+          {
+            onConnect() {},
+            onHeaders: () => true,
+            onData: () => true,
+            onComplete() {},
+            onError: resolve,
+          },
+        );
+      });
+      expect(err).toBeInstanceOf(errors.MaxOriginsReachedError);
+    } finally {
+      await agent.close();
+      await srv.close();
+    }
   });
 });

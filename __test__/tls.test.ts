@@ -9,6 +9,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Readable } from 'node:stream';
 import type { TLSSocket } from 'node:tls';
 import { Client, Pool, errors } from '../ts/index.js';
 
@@ -283,6 +284,31 @@ describe('transport', () => {
     const c = client('https://localhost', { socketPath: path, connect: { ca } });
     expect(await get(c)).toBe('hello anonymous');
     expect(s.conns[0].servername).toBe('localhost');
+  });
+
+  it('carries large bodies both ways, pipelined', async () => {
+    const s = await serve({}, null, (req, res) => {
+      const parts: Buffer[] = [];
+      req.on('data', (c: Buffer) => parts.push(c));
+      req.on('end', () => {
+        const body = Buffer.concat(parts);
+        res.end(Buffer.concat([body, body]));
+      });
+    });
+    const c = client(s.origin, { connect: { ca }, pipelining: 4 });
+    const big = Buffer.alloc(1 << 20, 'x');
+    const results = await Promise.all(
+      Array.from({ length: 4 }, async (_, i) => {
+        const { body } = await c.request({ path: `/${i}`, method: 'PUT', body: big });
+        return (await body.arrayBuffer()).byteLength;
+      }),
+    );
+    expect(results).toEqual([2 << 20, 2 << 20, 2 << 20, 2 << 20]);
+    // A streamed body, written as it arrives.
+    const chunks = Array.from({ length: 64 }, () => Buffer.alloc(16 << 10, 'y'));
+    const { body } = await c.request({ path: '/s', method: 'POST', body: Readable.from(chunks) });
+    expect((await body.arrayBuffer()).byteLength).toBe(2 << 20);
+    expect(s.conns.length).toBe(1);
   });
 
   it('honours minVersion / maxVersion', async () => {

@@ -1,6 +1,7 @@
 // Agent: routes each request by its origin to a Pool (or a Client when connections is 1),
 // created on first use through `factory`.
-import { InvalidArgumentError, ClientDestroyedError, ClientClosedError } from '../core/errors.js';
+import { InvalidArgumentError, ClientDestroyedError, ClientClosedError, MaxOriginsReachedError } from '../core/errors.js';
+import { toControllerHandler } from '../handler/legacy-handler.js';
 import { Dispatcher } from './dispatcher.js';
 import { Client } from './client.js';
 import { Pool, type PoolOptions } from './pool.js';
@@ -56,7 +57,7 @@ export class Agent extends Dispatcher {
     if (d === undefined) {
       const max = this.#opts.maxOrigins ?? Infinity;
       if (this.#dispatchers.size >= max) {
-        handler.onResponseError?.(noController, new InvalidArgumentError('maxOrigins reached'));
+        toControllerHandler(handler).onResponseError?.(noController, new MaxOriginsReachedError());
         return false;
       }
       d = this.#factory(new URL(key), { ...this.#opts, factory: undefined, maxOrigins: undefined });

@@ -163,6 +163,14 @@ impl Conn {
             if let Some(end) = self.check_control() {
                 return Poll::Ready(end);
             }
+            // A server's close often arrives right behind its last response: look for it before
+            // reusing an idle connection, so no request (which might not be re-sendable) is
+            // written into a socket that is already closing.
+            if self.inflight.is_empty() && self.wbuf.is_empty() && self.served > 0 {
+                if let Err(end) = self.read(cx) {
+                    return Poll::Ready(end);
+                }
+            }
             self.fill(cx);
             let mut progress = match self.pump_body() {
                 Ok(p) => p,
@@ -279,7 +287,10 @@ impl Conn {
             }
         };
         let before = self.wbuf.len();
-        let kind = match encode_request_head(&req.head, framing, req.has(flags::RESET), &mut self.wbuf) {
+        // The last request maxRequestsPerClient allows announces the close, as a reset does.
+        let max = self.pool.opts.max_requests_per_connection;
+        let last = max > 0 && self.served + 1 >= max;
+        let kind = match encode_request_head(&req.head, framing, req.has(flags::RESET) || last, &mut self.wbuf) {
             Ok(k) => k,
             Err(e) => {
                 let id = req.id;
@@ -302,8 +313,7 @@ impl Conn {
             self.no_reuse = true;
         }
         self.served += 1;
-        let max = self.pool.opts.max_requests_per_connection;
-        if max > 0 && self.served >= max {
+        if last {
             self.no_reuse = true;
         }
         if req.has(flags::STREAM_BODY) {
@@ -529,6 +539,10 @@ impl Conn {
                             self.no_reuse = true;
                         }
                         self.keep_alive = self.keep_alive_for(head.keep_alive_timeout_ms);
+                        if head.keep_alive_timeout_ms.is_some() && self.keep_alive.is_zero() {
+                            // The server drops the socket before the threshold would let us use it.
+                            self.no_reuse = true;
+                        }
                     }
                     w.head(id, &head);
                 }

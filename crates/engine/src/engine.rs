@@ -77,7 +77,12 @@ impl Engine {
                 // Connection tasks still alive are dropped here, closing their sockets.
                 rt.shutdown_background();
             })?;
-            Ok(Engine { shared: Self::shared(handle, sink), stop: Some(tx), runtime: None, tls_configs: Default::default() })
+            Ok(Engine {
+                shared: Self::shared(handle, sink),
+                stop: Some(tx),
+                runtime: None,
+                tls_configs: Default::default(),
+            })
         } else {
             let rt = Builder::new_multi_thread()
                 .worker_threads(workers)
@@ -85,7 +90,12 @@ impl Engine {
                 .enable_all()
                 .build()?;
             let handle = rt.handle().clone();
-            Ok(Engine { shared: Self::shared(handle, sink), stop: None, runtime: Some(rt), tls_configs: Default::default() })
+            Ok(Engine {
+                shared: Self::shared(handle, sink),
+                stop: None,
+                runtime: Some(rt),
+                tls_configs: Default::default(),
+            })
         }
     }
 
