@@ -3,7 +3,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { once } from 'node:events';
 import { Client, errors } from '../ts/index.js';
-import { Cleanup, ok, scriptServer } from './fixtures/h1.js';
+import { Cleanup, ok, recorder, scriptServer } from './fixtures/h1.js';
 
 const cleanup = new Cleanup();
 afterEach(() => cleanup.run());
@@ -108,19 +108,35 @@ describe('sockets the server is done with', () => {
 
   it('a close arriving with the last response is noticed before the next request is written', async () => {
     // The server ends the socket right behind its answer (no `connection: close` header). A POST
-    // queued behind must not be written into the closing socket: it cannot be retried.
-    const srv = cleanup.add(
-      await scriptServer((req) => {
-        if (req.conn.index === 0) req.conn.socket.end(ok(req.path));
-        else req.conn.socket.write(ok(req.path));
-      }),
-    );
+    // queued behind must not be written into the closing socket: it could not be re-sent.
+    const srv = cleanup.add(await scriptServer((req) => req.conn.index > 0 && req.conn.socket.write(ok(req.path))));
     const client = cleanup.add(new Client(srv.origin));
-    const a = client.request({ path: '/a', method: 'GET' });
+    // Paused from the start, the engine leaves the answer unread until the close is there too.
+    const [handler, rec] = recorder({ onRequestStart: (c) => c.pause() });
+    client.dispatch({ path: '/a', method: 'GET' }, handler);
     const post = client.request({ path: '/post', method: 'POST', body: 'x' });
-    expect(await (await a).body.text()).toBe('/a');
+    const first = await srv.request(0);
+    first.conn.socket.end(ok('/a'));
+    await once(first.conn.socket, 'finish');
+    rec.controller!.resume();
+    await rec.done;
+    expect(rec.text()).toBe('/a');
     expect(await (await post).body.text()).toBe('/post');
     expect(srv.conns[0]!.requests.map((r) => r.path)).toEqual(['/a']);
+  });
+
+  it('a pause from onRequestStart holds the response back until resume', async () => {
+    const srv = cleanup.add(await scriptServer((req) => req.conn.socket.write(ok('body'))));
+    const client = cleanup.add(new Client(srv.origin));
+    const [handler, rec] = recorder({ onRequestStart: (c) => c.pause() });
+    client.dispatch({ path: '/a', method: 'GET' }, handler);
+    await srv.request(0);
+    // The answer is there; a paused request must not see it (a window for it to show up wrongly).
+    await new Promise((r) => setTimeout(r, 50));
+    expect(rec.events).toEqual(['start']);
+    rec.controller!.resume();
+    await rec.done;
+    expect(rec.events).toEqual(['start', 'head 200', 'end']);
   });
 
   it('`connection: close` from the server ends reuse even if the server keeps the socket open', async () => {

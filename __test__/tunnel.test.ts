@@ -142,3 +142,25 @@ describe('connect()', () => {
     await expect(client.connect({ path: 'example.com:443' })).rejects.toBeInstanceOf(errors.SocketError);
   });
 });
+
+describe('top-level connect() and upgrade() on the global dispatcher', () => {
+  it('upgrade(url, options) and connect(url, options) use the given or global dispatcher', async () => {
+    const { upgrade, connect, setGlobalDispatcher, getGlobalDispatcher, Agent } = await import('../ts/index.js');
+    const srv = await echoUpgradeServer();
+    const previous = getGlobalDispatcher();
+    const agent = new Agent();
+    setGlobalDispatcher(agent);
+    try {
+      const { socket } = await upgrade(`${srv.origin}/top`, { protocol: 'echo' })!;
+      const all = readAll(socket);
+      socket.end('x');
+      expect(await all).toBe('echo:x');
+      const proxy = track(await httpServer((req, res) => res.end()));
+      proxy.server.on('connect', (_req: IncomingMessage, s: Socket) => s.end('HTTP/1.1 403 Forbidden\r\ncontent-length: 0\r\n\r\n'));
+      await expect(connect(proxy.origin, { path: 'example.com:443', dispatcher: agent })).rejects.toBeInstanceOf(errors.SocketError);
+    } finally {
+      setGlobalDispatcher(previous);
+      await agent.close();
+    }
+  });
+});

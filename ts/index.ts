@@ -25,4 +25,4 @@ export type FormData = globalThis.FormData;
 export type { ConnectOptions, ConnectData, UpgradeOptions, UpgradeData } from './api/tunnel.js';
 export { setGlobalDispatcher, getGlobalDispatcher } from './dispatcher/global.js';
 export { Dispatcher1Wrapper } from './dispatcher/dispatcher1-wrapper.js';
-export { request, stream, pipeline, type UrlObject } from './api/shortcuts.js';
+export { request, stream, pipeline, connect, upgrade, type UrlObject } from './api/shortcuts.js';

@@ -1,6 +1,7 @@
 // Top-level request / stream / pipeline: take a URL, split it into origin and path, and run the
 // operation on `options.dispatcher` or the global dispatcher.
 import type { Duplex } from 'node:stream';
+import type { ConnectData, ConnectOptions, UpgradeData, UpgradeOptions } from './tunnel.js';
 import { InvalidArgumentError } from '../core/errors.js';
 import type { Dispatcher } from '../dispatcher/dispatcher.js';
 import { getGlobalDispatcher } from '../dispatcher/global.js';
@@ -128,4 +129,28 @@ export function pipeline<TOpaque = null>(
 ): Duplex {
   const [dispatcher, opts] = resolve(url, options);
   return dispatcher.pipeline(opts, handler);
+}
+
+/** `connect(url, options)`: CONNECT through the dispatcher serving `url`'s origin (a proxy). */
+export function connect<TOpaque = null>(
+  url: string | URL | UrlObject,
+  options?: ShortcutOptions<ConnectOptions<TOpaque>> | null,
+  callback?: Callback<ConnectData<TOpaque>>,
+): Promise<ConnectData<TOpaque>> | void {
+  const [dispatcher, opts] = resolve<RequestOptions<TOpaque>>(url, options as ShortcutOptions<RequestOptions<TOpaque>>);
+  const connectOpts = opts as unknown as ConnectOptions<TOpaque>;
+  return callback === undefined ? dispatcher.connect(connectOpts) : dispatcher.connect(connectOpts, callback);
+}
+
+/** `upgrade(url, options)`: asks the server at `url` to switch protocols. */
+export function upgrade<TOpaque = null>(
+  url: string | URL | UrlObject,
+  options?: ShortcutOptions<UpgradeOptions> | null,
+  callback?: Callback<UpgradeData<TOpaque>>,
+): Promise<UpgradeData<TOpaque>> | void {
+  const [dispatcher, opts] = resolve<RequestOptions<TOpaque>>(url, options as ShortcutOptions<RequestOptions<TOpaque>>);
+  const upgradeOpts = opts as unknown as UpgradeOptions;
+  return callback === undefined
+    ? dispatcher.upgrade<TOpaque>(upgradeOpts)
+    : dispatcher.upgrade<TOpaque>(upgradeOpts, callback);
 }

@@ -12,7 +12,12 @@ import {
   type ConnectOptions,
   type UpgradeData,
   type UpgradeOptions,
+  type ConnectData as TunnelConnectData,
+  type ConnectOptions as TunnelConnectOptions,
+  type UpgradeData as TunnelUpgradeData,
+  type UpgradeOptions as TunnelUpgradeOptions,
 } from '../api/tunnel.js';
+import type { BodyReadable } from '../api/body.js';
 import type {
   DispatchFn,
   DispatchHandler,
@@ -152,4 +157,11 @@ export declare namespace Dispatcher {
   export type PipelineOptions<TOpaque = null> = T.PipelineOptions<TOpaque>;
   export type PipelineHandlerData<TOpaque = null> = T.PipelineHandlerData<TOpaque>;
   export type PipelineHandler<TOpaque = null> = T.PipelineHandler<TOpaque>;
+  export type DispatcherComposeInterceptor = T.DispatcherComposeInterceptor;
+  export type Dispatch = T.DispatchFn;
+  export type ConnectOptions<TOpaque = null> = TunnelConnectOptions<TOpaque>;
+  export type ConnectData<TOpaque = null> = TunnelConnectData<TOpaque>;
+  export type UpgradeOptions = TunnelUpgradeOptions;
+  export type UpgradeData<TOpaque = null> = TunnelUpgradeData<TOpaque>;
+  export type BodyMixin = Pick<BodyReadable, 'arrayBuffer' | 'blob' | 'bytes' | 'json' | 'text' | 'body' | 'bodyUsed'>;
 }

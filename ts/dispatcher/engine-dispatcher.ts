@@ -225,6 +225,8 @@ export class EngineDispatcher extends Dispatcher implements PoolSink, RequestOwn
       req.fail(new ClientDestroyedError());
       return;
     }
+    // A pause from onRequestStart came before the engine knew the request: pass it on now.
+    if (req.paused) req.syncPause();
     scheduleFlush(this.#native);
     if (stream !== null) void pumpBody(req, stream);
   }

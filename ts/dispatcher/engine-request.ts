@@ -69,6 +69,11 @@ export class EngineRequest implements RequestSink, DispatchController {
     control.pause(this.id);
   }
 
+  /** Re-sends a pause the engine could not see yet (made before the request was dispatched). */
+  syncPause(): void {
+    if (this.#paused && !this.#done) control.pause(this.id);
+  }
+
   resume(): void {
     if (!this.#paused) return;
     this.#paused = false;

@@ -1,0 +1,119 @@
+// Code written the way undici's documentation uses its API. The same file is type-checked twice
+// (types.test.ts): with `lib-under-test` mapped to undici's own typings, proving it is genuine
+// undici code, and mapped to ferro, proving it compiles unchanged after switching the import.
+import {
+  Agent,
+  Client,
+  Dispatcher,
+  MockAgent,
+  Pool,
+  errors,
+  fetch,
+  getGlobalDispatcher,
+  request,
+  setGlobalDispatcher,
+} from 'lib-under-test';
+import { Writable, Readable } from 'node:stream';
+
+export async function requests(origin: string): Promise<void> {
+  const client = new Client(origin, { pipelining: 2, keepAliveTimeout: 4000, headersTimeout: 1000, bodyTimeout: 1000 });
+  const { statusCode, headers, body, trailers, opaque } = await client.request({
+    path: '/',
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ a: 1 }),
+    opaque: { id: 1 },
+  });
+  const code: number = statusCode;
+  const ct = headers['content-type'];
+  const text: string = await body.text();
+  const json: unknown = await (await client.request({ path: '/', method: 'GET' })).body.json();
+  const ab: ArrayBuffer = await (await client.request({ path: '/', method: 'GET' })).body.arrayBuffer();
+  await (await client.request({ path: '/', method: 'GET' })).body.dump({ limit: 1024 });
+  void [code, ct, text, json, ab, trailers, opaque];
+
+  client.request({ path: '/', method: 'GET' }, (err, data) => {
+    if (err) throw err;
+    data.body.resume();
+  });
+
+  await client.stream({ path: '/', method: 'GET', opaque: { chunks: [] as Buffer[] } }, ({ statusCode: s, opaque: o }) => {
+    void s;
+    return new Writable({
+      write(chunk: Buffer, _enc, cb) {
+        o.chunks.push(chunk);
+        cb();
+      },
+    });
+  });
+
+  const duplex = client.pipeline({ path: '/', method: 'PUT' }, ({ body: b }) => b);
+  Readable.from(['x']).pipe(duplex);
+
+  const up = await client.upgrade({ path: '/ws', protocol: 'websocket' });
+  up.socket.end();
+  const tunnel = await client.connect({ path: 'example.com:443' });
+  tunnel.socket.destroy();
+
+  await client.close();
+  await client.destroy(new Error('done'));
+}
+
+export function dispatching(pool: Pool): boolean {
+  const handler: Dispatcher.DispatchHandler = {
+    onRequestStart(controller, context) {
+      void context;
+      if (controller.aborted) return;
+    },
+    onResponseStart(controller, statusCode, headers, statusMessage) {
+      void [statusCode, headers, statusMessage];
+      controller.pause();
+      controller.resume();
+    },
+    onResponseData(_controller, chunk) {
+      void chunk.length;
+    },
+    onResponseEnd(_controller, trailers) {
+      void trailers;
+    },
+    onResponseError(_controller, err) {
+      void err.message;
+    },
+  };
+  return pool.dispatch({ origin: 'http://localhost', path: '/', method: 'GET' }, handler);
+}
+
+export function composing(agent: Agent): Dispatcher {
+  const logging: Dispatcher.DispatcherComposeInterceptor = (dispatch) => (opts, handler) => dispatch(opts, handler);
+  return agent.compose(logging, logging);
+}
+
+export async function globals(): Promise<void> {
+  const agent = new Agent({ connections: 10 });
+  setGlobalDispatcher(agent);
+  const d: Dispatcher = getGlobalDispatcher();
+  void d;
+  const { body } = await request('http://localhost/path', { method: 'GET' });
+  await body.text();
+  const res = await fetch('http://localhost/', { dispatcher: agent });
+  await res.text();
+}
+
+export async function mocking(): Promise<void> {
+  const mockAgent = new MockAgent();
+  mockAgent.disableNetConnect();
+  const pool = mockAgent.get('http://localhost:3000');
+  pool.intercept({ path: '/foo', method: 'GET' }).reply(200, { ok: true }, { headers: { 'x-a': 'b' } }).persist();
+  pool.intercept({ path: (p: string) => p.startsWith('/bar'), method: 'POST' }).replyWithError(new Error('kaboom'));
+  setGlobalDispatcher(mockAgent);
+  mockAgent.assertNoPendingInterceptors();
+  await mockAgent.close();
+}
+
+export function errorHandling(err: unknown): string {
+  if (err instanceof errors.RequestAbortedError) return err.code;
+  if (err instanceof errors.HeadersTimeoutError) return err.code;
+  if (err instanceof errors.InvalidArgumentError) return err.message;
+  if (err instanceof errors.UndiciError) return err.name;
+  return '';
+}
