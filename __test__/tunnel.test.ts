@@ -164,3 +164,31 @@ describe('top-level connect() and upgrade() on the global dispatcher', () => {
     }
   });
 });
+
+describe('upgrade over TLS', () => {
+  it('the upgraded socket is encrypted and reports the negotiated ALPN protocol', async () => {
+    const { readFileSync } = await import('node:fs');
+    const { createServer: createHttps } = await import('node:https');
+    const tlsDir = new URL('./fixtures/tls/', import.meta.url);
+    const read = (f: string): string => readFileSync(new URL(f, tlsDir), 'utf8');
+    const server = createHttps({ key: read('localhost.key'), cert: read('localhost.pem'), ALPNProtocols: ['http/1.1'] });
+    server.on('upgrade', (req: IncomingMessage, socket: Socket) => {
+      socket.write('HTTP/1.1 101 Switching Protocols\r\nConnection: upgrade\r\nUpgrade: echo\r\n\r\n');
+      socket.on('data', (d) => socket.write(d));
+      socket.on('end', () => socket.end());
+    });
+    server.listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    cleanup.push(() => new Promise((r) => server.close(r)));
+    const port = (server.address() as import('node:net').AddressInfo).port;
+    const client = track(new Client(`https://localhost:${port}`, { connect: { ca: read('ca.pem') } }));
+    const { socket } = await client.upgrade({ path: '/', protocol: 'echo' });
+    const s = socket as unknown as { encrypted: boolean; alpnProtocol: string | false; remotePort: number };
+    expect(s.encrypted).toBe(true);
+    expect(s.alpnProtocol).toBe('http/1.1');
+    expect(s.remotePort).toBe(port);
+    const all = readAll(socket);
+    socket.end('secret');
+    expect(await all).toBe('secret');
+  });
+});

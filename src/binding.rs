@@ -135,6 +135,13 @@ impl NativeEngine {
     }
 }
 
+#[napi(object)]
+pub struct NativePoolStats {
+    pub connected: u32,
+    pub free: u32,
+    pub queued: u32,
+}
+
 #[napi]
 pub struct NativePool {
     pool: Arc<Pool>,
@@ -173,6 +180,13 @@ impl NativePool {
     #[napi(catch_unwind)]
     pub fn flush(&self) {
         self.pool.flush();
+    }
+
+    /// `{ connected, free, queued }` right now (JS adds what it has in flight).
+    #[napi(catch_unwind)]
+    pub fn stats(&self) -> NativePoolStats {
+        let s = self.pool.stats();
+        NativePoolStats { connected: s.connected as u32, free: s.free as u32, queued: s.queued as u32 }
     }
 
     #[napi(catch_unwind)]

@@ -13,6 +13,7 @@ import { Dispatcher } from './dispatcher.js';
 import { EngineRequest, type RequestOwner } from './engine-request.js';
 import { nativeArgs, tlsConfig } from './tls-options.js';
 import type { DispatchHandler, DispatchOptions } from './types.js';
+import { emptyStats, type PoolStats } from './stats.js';
 
 export interface EngineDispatcherOptions {
   socketPath?: string | null;
@@ -153,6 +154,16 @@ export class EngineDispatcher extends Dispatcher implements PoolSink, RequestOwn
   }
   get destroyed(): boolean {
     return this.#destroyed;
+  }
+
+  /** Connections and requests right now (undici's PoolStats / ClientStats fields). */
+  get stats(): PoolStats {
+    if (this.#destroyed) return emptyStats();
+    const { connected, free, queued } = this.#native.stats();
+    // The engine knows what is queued; everything else this dispatcher still owns is in flight.
+    const size = this.#requests.size;
+    const pending = Math.min(queued, size);
+    return { connected, free, pending, queued: pending, running: size - pending, size };
   }
 
   dispatch(opts: DispatchOptions, handler: DispatchHandler): boolean {

@@ -27,12 +27,10 @@ export class EngineRequest implements RequestSink, DispatchController {
   /** After an upgrade: the socket the tunnel's bytes go to. */
   #tunnel: EngineSocket | null = null;
   #drainWaiter: (() => void) | null = null;
-  readonly #encrypted: boolean;
 
-  constructor(owner: RequestOwner, handler: DispatchHandler, encrypted = false) {
+  constructor(owner: RequestOwner, handler: DispatchHandler) {
     this.#owner = owner;
     this.handler = handler;
-    this.#encrypted = encrypted;
     this.id = openRequest(this);
   }
 
@@ -148,7 +146,7 @@ export class EngineRequest implements RequestSink, DispatchController {
   onEngineUpgrade(status: number, _reason: string, headers: IncomingHeaders, raw: string[], addrs: string): void {
     if (this.#done) return;
     this.#rawHeaders = raw;
-    const socket = new EngineSocket(this.id, addrs, this.#encrypted);
+    const socket = new EngineSocket(this.id, addrs);
     this.#tunnel = socket;
     // The request is complete for its dispatcher; the engine keeps routing the tunnel's bytes here.
     this.#settle(true);

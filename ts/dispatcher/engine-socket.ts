@@ -19,18 +19,21 @@ export class EngineSocket extends Duplex {
   readonly alpnProtocol: string | false;
   readonly encrypted: boolean;
 
-  /** `addrs` is "localIp|localPort|remoteIp|remotePort" from the engine (empty for unix sockets). */
-  constructor(id: number, addrs: string, encrypted: boolean) {
+  /**
+   * `addrs` is "localIp|localPort|remoteIp|remotePort" from the engine (fields empty for unix
+   * sockets), plus "|tls|<alpn>" for TLS connections.
+   */
+  constructor(id: number, addrs: string) {
     super({ allowHalfOpen: true });
     this.#id = id;
-    const [la, lp, ra, rp] = addrs ? addrs.split('|') : [];
-    this.localAddress = la;
+    const [la, lp, ra, rp, tls, alpn] = addrs.split('|');
+    this.localAddress = la || undefined;
     this.localPort = lp ? Number(lp) : undefined;
-    this.remoteAddress = ra;
+    this.remoteAddress = ra || undefined;
     this.remotePort = rp ? Number(rp) : undefined;
-    this.remoteFamily = ra === undefined ? undefined : ra.includes(':') ? 'IPv6' : 'IPv4';
-    this.encrypted = encrypted;
-    this.alpnProtocol = encrypted ? 'http/1.1' : false;
+    this.remoteFamily = !ra ? undefined : ra.includes(':') ? 'IPv6' : 'IPv4';
+    this.encrypted = tls === 'tls';
+    this.alpnProtocol = this.encrypted && alpn ? alpn : false;
   }
 
   /** Bytes from the server. */

@@ -50,6 +50,8 @@ export interface NativePool {
     bodyLength: number,
   ): boolean;
   flush(): void;
+  /** The engine's side of `stats`: open connections, those asking for work, requests not yet taken. */
+  stats(): { connected: number; free: number; queued: number };
   close(): void;
   destroy(): void;
 }

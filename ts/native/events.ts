@@ -63,6 +63,17 @@ function readHeaders(b: Batch, o: number, out: IncomingHeaders, raw: string[]): 
   return o;
 }
 
+/** Status, reason and header list (HEAD and UPGRADE payloads); `end` is where the list stops. */
+function readHead(b: Batch, o: number): { status: number; reason: string; headers: IncomingHeaders; raw: string[]; end: number } {
+  const status = u16(b, o);
+  const rl = u16(b, o + 2);
+  const reason = b.latin1Slice(o + 4, o + 4 + rl);
+  const headers: IncomingHeaders = {};
+  const raw: string[] = [];
+  const end = readHeaders(b, o + 4 + rl, headers, raw);
+  return { status, reason, headers, raw, end };
+}
+
 function readError(b: Batch, o: number, end: number): [number, string, string] {
   const code = u16(b, o);
   const el = u16(b, o + 2);
@@ -91,13 +102,8 @@ export function decodeBatch(
     } else if (kind === HEAD) {
       const sink = requests.get(id);
       if (sink === undefined) continue;
-      const status = u16(b, start);
-      const rl = u16(b, start + 2);
-      const reason = b.latin1Slice(start + 4, start + 4 + rl);
-      const headers: IncomingHeaders = {};
-      const raw: string[] = [];
-      readHeaders(b, start + 4 + rl, headers, raw);
-      sink.onEngineHead(status, reason, headers, raw);
+      const h = readHead(b, start);
+      sink.onEngineHead(h.status, h.reason, h.headers, h.raw);
     } else if (kind === END) {
       const sink = requests.get(id);
       if (sink === undefined) continue;
@@ -113,14 +119,9 @@ export function decodeBatch(
     } else if (kind === UPGRADE) {
       const sink = requests.get(id);
       if (sink === undefined) continue;
-      const status = u16(b, start);
-      const rl = u16(b, start + 2);
-      const reason = b.latin1Slice(start + 4, start + 4 + rl);
-      const headers: IncomingHeaders = {};
-      const raw: string[] = [];
-      const at = readHeaders(b, start + 4 + rl, headers, raw);
-      const al = u16(b, at);
-      sink.onEngineUpgrade(status, reason, headers, raw, b.latin1Slice(at + 2, at + 2 + al));
+      const h = readHead(b, start);
+      const al = u16(b, h.end);
+      sink.onEngineUpgrade(h.status, h.reason, h.headers, h.raw, b.latin1Slice(h.end + 2, h.end + 2 + al));
     } else if (kind === BODY_DRAIN) {
       requests.get(id)?.onEngineBodyDrain();
     } else if (kind === RETRY) {

@@ -41,13 +41,16 @@ pub(crate) async fn run(pool: Arc<Pool>, conn_id: u64) {
     };
     pool.on_connected();
     // Addresses as upgraded sockets report them (remoteAddress / localPort ...).
-    let addrs = match &io {
-        Transport::Tcp(s) => match (s.local_addr(), s.peer_addr()) {
-            (Ok(l), Ok(r)) => format!("{}|{}|{}|{}", l.ip(), l.port(), r.ip(), r.port()),
-            _ => String::new(),
-        },
-        #[allow(unreachable_patterns)]
-        _ => String::new(),
+    let tcp = io.tcp().map(|s| (s.local_addr(), s.peer_addr()));
+    let addrs = match tcp {
+        Some((Ok(l), Ok(r))) => format!("{}|{}|{}|{}", l.ip(), l.port(), r.ip(), r.port()),
+        _ => "|||".to_string(),
+    };
+    // "|tls|<alpn>" after the addresses tells JS the socket is encrypted and what ALPN chose.
+    let addrs = if io.is_tls() {
+        format!("{addrs}|tls|{}", io.alpn().map(String::from_utf8_lossy).unwrap_or_default())
+    } else {
+        addrs
     };
     let mut conn = Conn::new(pool.clone(), conn_id, io, addrs);
     let end = poll_fn(|cx| conn.poll(cx)).await;

@@ -10,7 +10,8 @@
 //! - CONNECTED (pool id): empty.
 //! - DISCONNECTED / CONNECT_FAILED (pool id): an error record.
 //! - UPGRADE (request id): like HEAD (status, reason, header list), then `addr_len: u16` and
-//!   "localIp|localPort|remoteIp|remotePort" (empty for unix sockets). From here on the
+//!   "localIp|localPort|remoteIp|remotePort" (fields empty for unix sockets), followed by
+//!   "|tls|<alpn>" on TLS connections. From here on the
 //!   connection is a tunnel: DATA carries what the server sends, END its end (half-close).
 //! - BODY_DRAIN (request id): empty — the request's pipe went below its high-water mark; JS may
 //!   write again.

@@ -11,6 +11,6 @@ pub mod transport;
 
 pub use engine::{Engine, EventSink};
 pub use error::ErrorCode;
-pub use pool::{DispatchError, Pool, PoolOptions};
+pub use pool::{DispatchError, Pool, PoolOptions, PoolStats};
 pub use request::{flags, StreamLength};
 pub use transport::Target;

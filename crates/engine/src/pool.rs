@@ -33,6 +33,15 @@ pub struct PoolOptions {
     pub max_requests_per_connection: u64,
 }
 
+/// What `Pool::stats` reports; requests in flight are counted on the JS side.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PoolStats {
+    pub connected: usize,
+    pub free: usize,
+    /// Requests not yet taken by a connection.
+    pub queued: usize,
+}
+
 #[derive(Debug)]
 pub enum DispatchError {
     Destroyed,
@@ -181,6 +190,18 @@ impl Pool {
         }
         for (_, t) in tasks {
             t.abort();
+        }
+    }
+
+    /// A snapshot of the pool for `stats` (read on the JS thread).
+    pub fn stats(&self) -> PoolStats {
+        let st = self.state.lock();
+        PoolStats {
+            connected: st.connected,
+            // Connections that asked for work: idle, or with room in their pipeline.
+            free: st.waiting.len().min(st.connected),
+            // Aborted requests stay queued until a connection skips them; they are no longer pending.
+            queued: st.queue.iter().filter(|r| !r.ctl.aborted()).count(),
         }
     }
 
