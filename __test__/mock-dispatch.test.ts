@@ -11,9 +11,6 @@ import type { DispatchController, DispatchHandler, DispatchOptions } from '../ts
 import { MockAgent } from '../ts/mock/mock-agent.js';
 import { MockClient } from '../ts/mock/mock-client.js';
 import { MockPool } from '../ts/mock/mock-pool.js';
-import { fetch as ferroFetch } from '../ts/fetch/fetch.js';
-import * as globalDispatcher from '../ts/dispatcher/global.js';
-import * as shortcuts from '../ts/api/shortcuts.js';
 
 const ORIGIN = 'http://localhost:3000';
 
@@ -337,69 +334,57 @@ describe('composition', () => {
   });
 });
 
-// These APIs belong to other issues; the tests run as soon as they are exported (fetch and the
-// global dispatcher and the top-level shortcuts come straight from their modules until ts/index.ts
-// exports them).
-const api = ferro as unknown as Record<string, unknown>;
-type FetchFn = (input: string, init?: Record<string, unknown>) => Promise<Response>;
-const fetchFn = (api.fetch ?? ferroFetch) as FetchFn | undefined;
-const setGlobalDispatcher = (api.setGlobalDispatcher ?? globalDispatcher.setGlobalDispatcher) as ((d: ferro.Dispatcher) => void) | undefined;
-const getGlobalDispatcher = (api.getGlobalDispatcher ?? globalDispatcher.getGlobalDispatcher) as (() => ferro.Dispatcher) | undefined;
-const topRequest = (api.request ?? shortcuts.request) as
-  | ((url: string, opts?: Record<string, unknown>) => Promise<{ statusCode: number; body: { text(): Promise<string> } }>)
-  | undefined;
-const streamFn = (api.stream ?? shortcuts.stream) as
-  | ((url: string, opts: Record<string, unknown>, factory: (data: { statusCode: number }) => Writable) => Promise<unknown>)
-  | undefined;
-const pipelineFn = (api.pipeline ?? shortcuts.pipeline) as
-  | ((url: string, opts: Record<string, unknown>, handler: (data: { body: NodeJS.ReadableStream }) => NodeJS.ReadableStream) => NodeJS.ReadWriteStream)
-  | undefined;
+const fetchFn = ferro.fetch;
+const { setGlobalDispatcher, getGlobalDispatcher } = ferro;
+const topRequest = ferro.request;
+const streamFn = ferro.stream;
+const pipelineFn = ferro.pipeline;
 
 describe('higher-level APIs over a MockAgent', () => {
   function withGlobal(agent: MockAgent): void {
-    const previous = getGlobalDispatcher!();
-    setGlobalDispatcher!(agent);
-    cleanup.push(() => setGlobalDispatcher!(previous));
+    const previous = getGlobalDispatcher();
+    setGlobalDispatcher(agent);
+    cleanup.push(() => setGlobalDispatcher(previous));
   }
 
-  it.skipIf(!fetchFn)('fetch with a MockAgent dispatcher', async () => {
+  it('fetch with a MockAgent dispatcher', async () => {
     const agent = setup();
     agent.get(ORIGIN).intercept({ path: '/f', method: 'POST', body: '{"a":1}' }).reply(201, { ok: true }, { headers: { 'content-type': 'application/json' } });
-    const res = await fetchFn!(`${ORIGIN}/f`, { method: 'POST', body: '{"a":1}', dispatcher: agent });
+    const res = await fetchFn(`${ORIGIN}/f`, { method: 'POST', body: '{"a":1}', dispatcher: agent });
     expect(res.status).toBe(201);
     expect(await res.json()).toEqual({ ok: true });
   });
 
-  it.skipIf(!fetchFn || !setGlobalDispatcher)('fetch through setGlobalDispatcher', async () => {
+  it('fetch through setGlobalDispatcher', async () => {
     const agent = setup();
     withGlobal(agent);
     agent.get(ORIGIN).intercept({ path: '/g' }).reply(200, 'global');
-    const res = await fetchFn!(`${ORIGIN}/g`);
+    const res = await fetchFn(`${ORIGIN}/g`);
     expect(await res.text()).toBe('global');
     expect(Reflect.get(globalThis, Symbol.for('lib.globalDispatcher.2'))).toBe(agent);
   });
 
-  it.skipIf(!fetchFn)('fetch aborted during a delayed reply', async () => {
+  it('fetch aborted during a delayed reply', async () => {
     const agent = setup();
     agent.get(ORIGIN).intercept({ path: '/slow' }).reply(200, 'late').delay(5_000);
-    const pending = fetchFn!(`${ORIGIN}/slow`, { dispatcher: agent, signal: AbortSignal.timeout(20) });
+    const pending = fetchFn(`${ORIGIN}/slow`, { dispatcher: agent, signal: AbortSignal.timeout(20) });
     await expect(pending).rejects.toThrow();
   });
 
-  it.skipIf(!topRequest || !setGlobalDispatcher)('request() through setGlobalDispatcher', async () => {
+  it('request() through setGlobalDispatcher', async () => {
     const agent = setup();
     withGlobal(agent);
     agent.get(ORIGIN).intercept({ path: '/foo' }).reply(200, 'foo');
-    const { statusCode, body } = await topRequest!(`${ORIGIN}/foo`);
+    const { statusCode, body } = await topRequest(`${ORIGIN}/foo`);
     expect(statusCode).toBe(200);
     expect(await body.text()).toBe('foo');
   });
 
-  it.skipIf(!streamFn)('stream()', async () => {
+  it('stream()', async () => {
     const agent = setup();
     agent.get(ORIGIN).intercept({ path: '/s' }).reply(200, 'streamed');
     let out = '';
-    await streamFn!(`${ORIGIN}/s`, { method: 'GET', dispatcher: agent }, () =>
+    await streamFn(`${ORIGIN}/s`, { method: 'GET', dispatcher: agent }, () =>
       new Writable({
         write(chunk, _enc, done) {
           out += String(chunk);
@@ -410,10 +395,10 @@ describe('higher-level APIs over a MockAgent', () => {
     expect(out).toBe('streamed');
   });
 
-  it.skipIf(!pipelineFn)('pipeline()', async () => {
+  it('pipeline()', async () => {
     const agent = setup();
     agent.get(ORIGIN).intercept({ path: '/p', method: 'PUT', body: 'up' }).reply(200, (opts) => `echo ${String(opts.body)}`);
-    const duplex = pipelineFn!(`${ORIGIN}/p`, { method: 'PUT', dispatcher: agent }, ({ body }) => body);
+    const duplex = pipelineFn(`${ORIGIN}/p`, { method: 'PUT', dispatcher: agent }, ({ body }) => body);
     let out = '';
     duplex.on('data', (c: Buffer) => (out += String(c)));
     duplex.end('up');

@@ -6,6 +6,7 @@ import { Dispatcher } from './dispatcher.js';
 import { Client } from './client.js';
 import { Pool, type PoolOptions } from './pool.js';
 import type { DispatchHandler, DispatchOptions } from './types.js';
+import type { PoolStats } from './stats.js';
 
 export interface AgentOptions extends PoolOptions {
   factory?: (origin: URL, opts: object) => Dispatcher;
@@ -43,6 +44,16 @@ export class Agent extends Dispatcher {
     return this.#destroyed;
   }
 
+  /** Stats of each origin's dispatcher (those that report any), keyed by origin. */
+  get stats(): Record<string, PoolStats> {
+    const all: Record<string, PoolStats> = {};
+    for (const [origin, d] of this.#dispatchers) {
+      const s = (d as { stats?: PoolStats }).stats;
+      if (s !== undefined) all[origin] = s;
+    }
+    return all;
+  }
+
   dispatch(opts: DispatchOptions, handler: DispatchHandler): boolean {
     let key: string;
     if (opts?.origin == null) throw new InvalidArgumentError('opts.origin must be a non-empty string or URL.');
@@ -66,9 +77,20 @@ export class Agent extends Dispatcher {
         (origin: URL, targets: Dispatcher[], err?: Error): void => {
           this.emit(event, origin, [this, ...targets], err);
         };
+      const dispatcher = d;
+      // A dispatcher left with no connection and no request gives its origin slot back
+      // (maxOrigins counts origins in use); the next request there creates a new one.
+      const dropIfUnused = (): void => {
+        const s = (dispatcher as { stats?: PoolStats }).stats;
+        if (this.#dispatchers.get(key) !== dispatcher || s === undefined || s.connected > 0 || s.size > 0) return;
+        this.#dispatchers.delete(key);
+        void dispatcher.close();
+      };
       d.on('connect', forward('connect'));
       d.on('disconnect', forward('disconnect'));
       d.on('connectionError', forward('connectionError'));
+      d.on('disconnect', dropIfUnused);
+      d.on('connectionError', dropIfUnused);
       d.on('drain', (origin: URL, targets: Dispatcher[]) => this.emit('drain', origin, [this, ...targets]));
       this.#dispatchers.set(key, d);
     }
