@@ -31,6 +31,9 @@ pub struct PoolOptions {
     pub max_response_size: Option<u64>,
     /// Close a connection after this many requests; 0 for no limit.
     pub max_requests_per_connection: u64,
+    /// Connections are sockets JS makes (a custom `connect` function) instead of dialing
+    /// `target`: see `transport::bridge`.
+    pub bridged: bool,
 }
 
 /// What `Pool::stats` reports; requests in flight are counted on the JS side.
@@ -196,6 +199,10 @@ impl Pool {
     /// A snapshot of the pool for `stats` (read on the JS thread).
     pub fn stats(&self) -> PoolStats {
         let st = self.state.lock();
+        if st.destroyed {
+            // Its tasks were aborted without reporting back; nothing of it is left.
+            return PoolStats { connected: 0, free: 0, queued: 0 };
+        }
         PoolStats {
             connected: st.connected,
             // Connections that asked for work: idle, or with room in their pipeline.
@@ -247,19 +254,11 @@ impl Pool {
 
     /// A connection became an upgraded tunnel: it leaves the pool (its slot is free again).
     pub(crate) fn on_detached(self: &Arc<Self>, conn_id: u64) {
-        let st = {
-            let mut st = self.state.lock();
-            st.live -= 1;
-            st.connected -= 1;
-            st.tasks.remove(&conn_id);
-            st.waiting.retain(|(id, _)| *id != conn_id);
-            st
-        };
-        self.kick(st);
-        self.emit(|w| w.error(events::DISCONNECTED, self.id, ErrorCode::Info, "", "upgrade"));
+        self.on_disconnected(conn_id, ErrorCode::Info, "upgrade");
     }
 
-    /// A connected connection ended; requests it handed back are already re-queued.
+    /// A connected connection ended (or left as a tunnel); requests it handed back are already
+    /// re-queued.
     pub(crate) fn on_disconnected(self: &Arc<Self>, conn_id: u64, code: ErrorCode, msg: &str) {
         let st = {
             let mut st = self.state.lock();
