@@ -1,6 +1,6 @@
 // The foundation's HTTP/1.1 path on the engine: keep-alive, pipelining, framing, backpressure,
 // abort, close and destroy — each against a real local server.
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { once } from 'node:events';
 import { mkdtempSync } from 'node:fs';
 import { createServer } from 'node:http';
@@ -8,65 +8,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Client, Pool, errors } from '../ts/index.js';
-import type { DispatchController, DispatchHandler } from '../ts/index.js';
 import { countRequests, httpServer, rawServer, readUntil, type Running } from './fixtures/servers.js';
+import { useCleanup } from './fixtures/cleanup.js';
+import { recorder } from './fixtures/recorder.js';
 
-const cleanup: (() => Promise<unknown>)[] = [];
-afterEach(async () => {
-  while (cleanup.length) await cleanup.pop()!();
-});
-function track<T extends { close(): Promise<unknown> }>(x: T): T {
-  cleanup.push(() => x.close());
-  return x;
-}
+const cleanup = useCleanup();
+const track = cleanup.track;
 async function serve(...args: Parameters<typeof httpServer>): Promise<Running<import('node:http').Server>> {
   return track(await httpServer(...args));
-}
-
-interface Recorded {
-  events: string[];
-  status?: number;
-  headers?: Record<string, string | string[]>;
-  body: Buffer[];
-  trailers?: Record<string, string | string[]>;
-  error?: Error;
-  controller?: DispatchController;
-  done: Promise<void>;
-}
-
-/** A controller-based handler that records what it sees; `hooks` let a test act mid-response. */
-function recorder(hooks: Partial<DispatchHandler> = {}): [DispatchHandler, Recorded] {
-  let finish!: () => void;
-  const rec: Recorded = { events: [], body: [], done: new Promise((r) => (finish = r)) };
-  const handler: DispatchHandler = {
-    onRequestStart(controller, context) {
-      rec.controller = controller;
-      rec.events.push('start');
-      expect(typeof context).toBe('object');
-      hooks.onRequestStart?.(controller, context);
-    },
-    onResponseStart(controller, status, headers, message) {
-      rec.events.push(`head ${status} ${message}`);
-      rec.status = status;
-      rec.headers = headers;
-      hooks.onResponseStart?.(controller, status, headers, message);
-    },
-    onResponseData(controller, chunk) {
-      rec.body.push(chunk);
-      hooks.onResponseData?.(controller, chunk);
-    },
-    onResponseEnd(controller, trailers) {
-      rec.events.push('end');
-      rec.trailers = trailers;
-      finish();
-    },
-    onResponseError(controller, err) {
-      rec.events.push('error');
-      rec.error = err;
-      finish();
-    },
-  };
-  return [handler, rec];
 }
 
 describe('request and keep-alive', () => {
@@ -185,7 +134,7 @@ describe('pipelining and framing (exact bytes)', () => {
     const [handler, rec] = recorder();
     client.dispatch({ path: '/', method: 'GET' }, handler);
     await rec.done;
-    expect(rec.events).toEqual(['start', 'head 200 OK', 'end']);
+    expect(rec.events).toEqual(['start', 'head 200', 'end']);
     expect(Buffer.concat(rec.body).toString()).toBe('chunk one, chunk two');
     expect(rec.trailers).toEqual({ 'x-checksum': 'abc123' });
     expect(rec.controller!.rawTrailers!.map(String)).toEqual(['X-Checksum', 'abc123']);
@@ -300,6 +249,34 @@ describe('backpressure and abort', () => {
     await rec.done;
     expect(rec.events.at(-1)).toBe('end');
     expect(received).toBe(total);
+  });
+
+  it('resume delivers bytes already buffered when the server has nothing more to send', async () => {
+    // Both responses arrive in one write. The second request was paused from the start, so the
+    // engine stops decoding at its response and keeps the bytes; resume must decode them without
+    // waiting for socket data that will never come.
+    const srv = track(
+      await rawServer(async (socket) => {
+        await readUntil(socket, (t) => countRequests(t) >= 2);
+        socket.write('HTTP/1.1 200 OK\r\ncontent-length: 5\r\n\r\nfirstHTTP/1.1 200 OK\r\ncontent-length: 6\r\n\r\nsecond');
+      }),
+    );
+    const client = track(new Client(srv.origin, { pipelining: 2 }));
+    const [first, a] = recorder();
+    const [second, b] = recorder({
+      onRequestStart(controller) {
+        controller.pause();
+      },
+    });
+    client.dispatch({ path: '/a', method: 'GET', blocking: false }, first);
+    client.dispatch({ path: '/b', method: 'GET', blocking: false }, second);
+    await a.done;
+    expect(Buffer.concat(a.body).toString()).toBe('first');
+    expect(b.events).toEqual(['start']);
+    b.controller!.resume();
+    await b.done;
+    expect(b.events).toEqual(['start', 'head 200', 'end']);
+    expect(Buffer.concat(b.body).toString()).toBe('second');
   });
 
   it('abort mid-body reports the reason and closes the connection', async () => {

@@ -276,18 +276,19 @@ describe('timeouts', () => {
         const s = req.conn.socket;
         s.write('HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n');
         let i = 0;
+        // 10 chunks 50 ms apart: the whole body takes longer than bodyTimeout, no gap does.
         const timer = setInterval(() => {
-          if (i++ < 8) s.write('1\r\nx\r\n');
+          if (i++ < 10) s.write('1\r\nx\r\n');
           else {
             clearInterval(timer);
             s.write('0\r\n\r\n');
           }
-        }, 40);
+        }, 50);
       }),
     );
     const client = cleanup.add(new Client(srv.origin));
-    const res = await client.request({ path: '/', method: 'GET', bodyTimeout: 150 });
-    expect(await res.body.text()).toBe('x'.repeat(8));
+    const res = await client.request({ path: '/', method: 'GET', bodyTimeout: 300 });
+    expect(await res.body.text()).toBe('x'.repeat(10));
   });
 
   it('per-request values override the client; 0 disables', async () => {
@@ -307,12 +308,13 @@ describe('timeouts', () => {
 
   it('the headers timeout does not run while the request body is still being sent', async () => {
     const srv = cleanup.add(await scriptServer((req) => req.conn.socket.write(ok(`got ${req.body}`))));
-    const client = cleanup.add(new Client(srv.origin, { headersTimeout: 80 }));
+    const client = cleanup.add(new Client(srv.origin, { headersTimeout: 250 }));
+    // Sending takes 600 ms, far beyond headersTimeout; the answer comes right after.
     const body = Readable.from(
       (async function* () {
         for (let i = 0; i < 4; i++) {
           yield 'ab';
-          await new Promise((r) => setTimeout(r, 60));
+          await new Promise((r) => setTimeout(r, 150));
         }
       })(),
     );

@@ -1,6 +1,6 @@
 // MockAgent: options, get(), routing by origin, activation, net connect (against real local
 // servers), pending interceptors and their table, close and destroy.
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { IncomingMessage, Server } from 'node:http';
 import { Dispatcher, errors } from '../ts/index.js';
 import type { DispatchHandler, DispatchOptions } from '../ts/index.js';
@@ -9,13 +9,11 @@ import { MockClient } from '../ts/mock/mock-client.js';
 import { MockPool } from '../ts/mock/mock-pool.js';
 import type { MockInterceptor } from '../ts/mock/mock-interceptor.js';
 import { httpServer, type Running } from './fixtures/servers.js';
+import { useCleanup } from './fixtures/cleanup.js';
 
 const ORIGIN = 'http://localhost:3000';
 
-const cleanup: (() => Promise<unknown>)[] = [];
-afterEach(async () => {
-  while (cleanup.length) await cleanup.pop()!();
-});
+const cleanup = useCleanup();
 
 function mockAgent(options?: MockAgent.Options): MockAgent {
   const agent = new MockAgent(options);

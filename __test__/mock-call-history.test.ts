@@ -1,17 +1,15 @@
 // Call history: enabling and disabling it on the agent, what a MockCallHistoryLog holds, and
 // every way of reading and filtering the history.
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { IncomingMessage } from 'node:http';
 import { Readable } from 'node:stream';
 import { errors } from '../ts/index.js';
 import { MockAgent } from '../ts/mock/mock-agent.js';
 import { MockCallHistory, MockCallHistoryLog } from '../ts/mock/mock-call-history.js';
 import { httpServer } from './fixtures/servers.js';
+import { useCleanup } from './fixtures/cleanup.js';
 
-const cleanup: (() => Promise<unknown>)[] = [];
-afterEach(async () => {
-  while (cleanup.length) await cleanup.pop()!();
-});
+const cleanup = useCleanup();
 
 function recordingAgent(): MockAgent {
   const agent = new MockAgent({ enableCallHistory: true });

@@ -1,18 +1,16 @@
 // Matching: path, method, body and headers as strings, RegExps and functions; queries; the first
 // unconsumed match wins; and what a miss says — undici's headline, then the closest interceptor
 // and the first field in which it differs.
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { Readable } from 'node:stream';
 import { errors } from '../ts/index.js';
 import { MockAgent } from '../ts/mock/mock-agent.js';
 import type { Interceptable } from '../ts/mock/mock-interceptor.js';
+import { useCleanup } from './fixtures/cleanup.js';
 
 const ORIGIN = 'http://localhost:3000';
 
-const cleanup: (() => Promise<unknown>)[] = [];
-afterEach(async () => {
-  while (cleanup.length) await cleanup.pop()!();
-});
+const cleanup = useCleanup();
 
 function setup(options?: MockAgent.Options): { agent: MockAgent; pool: Interceptable } {
   const agent = new MockAgent(options);

@@ -1,21 +1,16 @@
 // pipeline(): a Duplex that writes the request body and reads the handler's stream — the round
 // trip, objectMode, and failure on either side taking both down.
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { EventEmitter } from 'node:events';
 import { PassThrough, Readable, Transform, Writable } from 'node:stream';
 import { pipeline as pipe } from 'node:stream/promises';
 import { Client, errors } from '../ts/index.js';
 import type { PipelineHandlerData } from '../ts/index.js';
 import { httpServer, type Running } from './fixtures/servers.js';
+import { useCleanup } from './fixtures/cleanup.js';
 
-const cleanup: (() => Promise<unknown>)[] = [];
-afterEach(async () => {
-  while (cleanup.length) await cleanup.pop()!();
-});
-function track<T extends { close(): Promise<unknown> }>(x: T): T {
-  cleanup.push(() => x.close());
-  return x;
-}
+const cleanup = useCleanup();
+const track = cleanup.track;
 async function serve(...args: Parameters<typeof httpServer>): Promise<Running<import('node:http').Server>> {
   return track(await httpServer(...args));
 }

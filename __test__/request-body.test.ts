@@ -1,18 +1,13 @@
 // Streamed request bodies go into the engine piece by piece, with backpressure: Content-Length
 // framing when the length is given, chunked otherwise.
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { Readable } from 'node:stream';
 import { Client, errors } from '../ts/index.js';
 import { countRequests, httpServer, rawServer, readUntil } from './fixtures/servers.js';
+import { useCleanup } from './fixtures/cleanup.js';
 
-const cleanup: (() => Promise<unknown>)[] = [];
-afterEach(async () => {
-  while (cleanup.length) await cleanup.pop()!();
-});
-function track<T extends { close(): Promise<unknown> }>(x: T): T {
-  cleanup.push(() => x.close());
-  return x;
-}
+const cleanup = useCleanup();
+const track = cleanup.track;
 
 async function echoServer() {
   return track(

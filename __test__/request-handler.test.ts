@@ -1,7 +1,7 @@
 // request(): argument validation, the promise and callback forms, 1xx, trailers, aborts (signal,
 // emitter, body destroy), failures before and after the response, backpressure; plus the error
 // classes. Runs against real node:http servers through a swappable dispatcher factory.
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { EventEmitter, getEventListeners, once } from 'node:events';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Readable } from 'node:stream';
@@ -12,16 +12,14 @@ import { Dispatcher } from '../ts/dispatcher/dispatcher.js';
 import type { DispatchHandler, DispatchOptions, ResponseData } from '../ts/dispatcher/types.js';
 import { httpServer } from './fixtures/servers.js';
 import { nodeHttpDispatcher, spyDispatcher, type ControllerSpy, type DispatcherFactory } from './fixtures/http-dispatcher.js';
+import { useCleanup } from './fixtures/cleanup.js';
 
 // Swap for `(origin) => new Client(origin)` to run the same tests against the engine.
 const makeDispatcher: DispatcherFactory = nodeHttpDispatcher;
 
 const { InvalidArgumentError, RequestAbortedError } = E;
 
-const cleanup: (() => Promise<unknown>)[] = [];
-afterEach(async () => {
-  while (cleanup.length) await cleanup.pop()!();
-});
+const cleanup = useCleanup();
 
 let requestsSeen = 0;
 

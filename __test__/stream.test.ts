@@ -1,21 +1,16 @@
 // stream(): the response written straight into the factory's Writable — result, trailers,
 // backpressure, and every way the factory or the Writable can fail the request.
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { EventEmitter } from 'node:events';
 import { Writable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Client, errors } from '../ts/index.js';
 import type { StreamData, StreamFactoryData } from '../ts/index.js';
 import { httpServer, type Running } from './fixtures/servers.js';
+import { useCleanup } from './fixtures/cleanup.js';
 
-const cleanup: (() => Promise<unknown>)[] = [];
-afterEach(async () => {
-  while (cleanup.length) await cleanup.pop()!();
-});
-function track<T extends { close(): Promise<unknown> }>(x: T): T {
-  cleanup.push(() => x.close());
-  return x;
-}
+const cleanup = useCleanup();
+const track = cleanup.track;
 async function serve(...args: Parameters<typeof httpServer>): Promise<Running<import('node:http').Server>> {
   return track(await httpServer(...args));
 }

@@ -1,20 +1,15 @@
 // connect() and upgrade(): the socket handed out is a Duplex over the engine's connection.
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { once } from 'node:events';
 import { createServer, type IncomingMessage } from 'node:http';
 import { connect as netConnect, type Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { Client, errors } from '../ts/index.js';
 import { httpServer, type Running } from './fixtures/servers.js';
+import { useCleanup } from './fixtures/cleanup.js';
 
-const cleanup: (() => Promise<unknown>)[] = [];
-afterEach(async () => {
-  while (cleanup.length) await cleanup.pop()!();
-});
-function track<T extends { close(): Promise<unknown> }>(x: T): T {
-  cleanup.push(() => x.close());
-  return x;
-}
+const cleanup = useCleanup();
+const track = cleanup.track;
 
 function readAll(socket: Duplex): Promise<string> {
   return new Promise((resolve, reject) => {

@@ -5,7 +5,11 @@
 //
 // Config:
 //   contender     ferro-request | ferro-dispatch | undici-request | undici-dispatch | node-http
-//   origin        e.g. http://127.0.0.1:12345
+//                 | ferro-bridged (ferro's request API over sockets from a custom connector)
+//   origin        e.g. http://127.0.0.1:12345 or https://127.0.0.1:12346
+//   caFile        for https origins: the CA that signed the server's certificate
+//   reset         every request on a new connection (reset: true; node-http: no keep-alive)
+//   maxCachedSessions   TLS sessions kept (null: the library's default; 0: no resumption)
 //   path          /small or /64k
 //   expectBytes   exact body length; anything else counts as an error
 //   mode          'throughput' (keep `concurrency` requests in flight for a time window)
@@ -20,6 +24,7 @@
 //   ok, error, lib, completed, errors, firstError, wallMs, cpuUserUs, cpuSystemUs, reqPerSec,
 //   cpuUsPerReq, maxRssKb, undrained, latency { p50, p90, p99, mean, min, max, samples }
 import http from 'node:http';
+import https from 'node:https';
 import fs from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
@@ -79,15 +84,22 @@ async function loadUndici() {
   return { mod, lib: { name: cfg.undiciPkg, version } };
 }
 
+const ca = cfg.caFile ? fs.readFileSync(cfg.caFile, 'utf8') : null;
+// TLS options as both libraries take them in `connect`.
+const tlsOptions = () => (ca ? { ca, ...(cfg.maxCachedSessions != null ? { maxCachedSessions: cfg.maxCachedSessions } : null) } : null);
+
 function poolOptions() {
-  return { connections: cfg.connections, pipelining: cfg.pipelining };
+  const tls = tlsOptions();
+  return { connections: cfg.connections, pipelining: cfg.pipelining, ...(tls ? { connect: tls } : null) };
 }
+
+const requestOptions = () => ({ path: cfg.path, method: 'GET', ...(cfg.reset ? { reset: true } : null) });
 
 // What users write: await the response, then read the whole body. arrayBuffer() reads every byte
 // without a text decode, so the 64 KiB case measures transport and not UTF-8 decoding.
-function requestContender({ mod, lib }) {
-  const pool = new mod.Pool(cfg.origin, poolOptions());
-  const opts = { path: cfg.path, method: 'GET' };
+function requestContender({ mod, lib }, extra = {}) {
+  const pool = new mod.Pool(cfg.origin, { ...poolOptions(), ...extra });
+  const opts = requestOptions();
   async function one() {
     const { statusCode, body } = await pool.request(opts);
     const ab = await body.arrayBuffer();
@@ -133,7 +145,7 @@ class CountingHandler {
 
 function dispatchContender({ mod, lib }) {
   const pool = new mod.Pool(cfg.origin, poolOptions());
-  const opts = { origin: cfg.origin, path: cfg.path, method: 'GET' };
+  const opts = { origin: cfg.origin, ...requestOptions() };
   return {
     lib,
     issue(cb) {
@@ -148,13 +160,27 @@ function dispatchContender({ mod, lib }) {
   };
 }
 
+// Any function other than buildConnector's own result makes ferro connect through it (bridged).
+async function bridgedContender(loaded) {
+  let build = loaded.mod.buildConnector;
+  // Builds from before the export: the connector module itself.
+  if (typeof build !== 'function') build = (await import(new URL('./core/connector.js', cfg.ferroUrl))).buildConnector;
+  const connector = build(tlsOptions() ?? {});
+  return requestContender(loaded, { connect: (opts, cb) => connector(opts, cb) });
+}
+
 function nodeHttpContender() {
   const url = new URL(cfg.origin);
   const maxSockets = cfg.connections;
-  const agent = new http.Agent({ keepAlive: true, maxSockets });
-  const opts = { agent, host: url.hostname, port: url.port, path: cfg.path, method: 'GET' };
+  const secure = url.protocol === 'https:';
+  const mod = secure ? https : http;
+  const agent = new mod.Agent({ keepAlive: !cfg.reset, maxSockets, ...(tlsOptions() ?? {}) });
+  // Without keep-alive an agent still hands a finished socket to a queued request; `connection:
+  // close` makes each socket serve one request.
+  const headers = cfg.reset ? { connection: 'close' } : undefined;
+  const opts = { agent, host: url.hostname, port: url.port, path: cfg.path, method: 'GET', headers };
   return {
-    lib: { name: 'node:http', version: process.versions.node },
+    lib: { name: secure ? 'node:https' : 'node:http', version: process.versions.node },
     issue(cb) {
       let done = false;
       const finish = (err, status, bytes) => {
@@ -162,7 +188,7 @@ function nodeHttpContender() {
         done = true;
         cb(err, status, bytes);
       };
-      const req = http.request(opts, (res) => {
+      const req = mod.request(opts, (res) => {
         let bytes = 0;
         res.on('data', (chunk) => {
           bytes += chunk.length;
@@ -189,6 +215,8 @@ async function makeContender(name) {
       return dispatchContender(await loadUndici());
     case 'node-http':
       return nodeHttpContender();
+    case 'ferro-bridged':
+      return bridgedContender(await loadFerro());
     default:
       throw new Error(`unknown contender: ${name}`);
   }

@@ -10,8 +10,9 @@
 //   --warmup=N               warm-up seconds per turn        (env BENCH_WARMUP, default 1)
 //   --rounds=N               rounds per scenario             (env BENCH_ROUNDS, default 2)
 //   --latency-requests=N     timed requests, latency mode    (env BENCH_LATENCY_REQUESTS, default 3000)
-//   --contenders=a,b         subset of contenders            (env BENCH_CONTENDERS)
-//   --scenarios=a,b          subset of small,64k,latency     (env BENCH_SCENARIOS)
+//   --contenders=a,b         subset of contenders            (env BENCH_CONTENDERS; ferro-bridged is opt-in)
+//   --scenarios=a,b          subset of small,64k,https,new-connections,new-connections-no-resume,latency
+//                                                            (env BENCH_SCENARIOS)
 // Environment only:
 //   BENCH_FERRO=path         ferro entry module to load instead of dist/index.js
 import { fork } from 'node:child_process';
@@ -26,7 +27,9 @@ const ROOT = path.resolve(BENCH_DIR, '..');
 const FERRO_ENTRY = path.resolve(process.env.BENCH_FERRO ?? path.join(ROOT, 'dist', 'index.js'));
 const RESULTS_FILE = path.join(BENCH_DIR, 'results', 'latest.json');
 
-const ALL_CONTENDERS = ['ferro-request', 'ferro-dispatch', 'undici-request', 'undici-dispatch', 'node-http'];
+const DEFAULT_CONTENDERS = ['ferro-request', 'ferro-dispatch', 'undici-request', 'undici-dispatch', 'node-http'];
+// ferro-bridged: ferro's request API over Node sockets from a custom connector (the bridged transport).
+const ALL_CONTENDERS = [...DEFAULT_CONTENDERS, 'ferro-bridged'];
 // Each contender is compared with undici's same API.
 const BASELINE = {
   'ferro-request': 'undici-request',
@@ -34,6 +37,7 @@ const BASELINE = {
   'undici-request': 'undici-request',
   'undici-dispatch': 'undici-dispatch',
   'node-http': 'undici-request',
+  'ferro-bridged': 'undici-request',
 };
 
 // ----------------------------------------------------------------------------------------- options
@@ -72,15 +76,36 @@ const opt = {
   latencyRequests: Math.round(
     num(args['latency-requests'] ?? env.BENCH_LATENCY_REQUESTS ?? (quick ? 500 : 3000), 'latency-requests'),
   ),
-  contenders: list(args.contenders ?? env.BENCH_CONTENDERS ?? ALL_CONTENDERS.join(',')),
-  scenarios: list(args.scenarios ?? env.BENCH_SCENARIOS ?? 'small,64k,latency'),
+  contenders: list(args.contenders ?? env.BENCH_CONTENDERS ?? DEFAULT_CONTENDERS.join(',')),
+  scenarios: list(args.scenarios ?? env.BENCH_SCENARIOS ?? 'small,64k,https,new-connections,new-connections-no-resume,latency'),
 };
 for (const c of opt.contenders) if (!ALL_CONTENDERS.includes(c)) throw new Error(`unknown contender ${c}`);
 
 const THROUGHPUT = { mode: 'throughput', concurrency: 100, connections: 50, pipelining: 10 };
+const NEW_CONNECTIONS = {
+  mode: 'throughput',
+  concurrency: 10,
+  connections: 10,
+  pipelining: 1,
+  secure: true,
+  reset: true,
+  path: '/small',
+  expectBytes: 12,
+};
+// The https server's certificate (localhost, 127.0.0.1) is signed by the test CA.
+const CA_FILE = path.join(ROOT, '__test__', 'fixtures', 'tls', 'ca.pem');
 const SCENARIOS = {
   small: { ...THROUGHPUT, path: '/small', expectBytes: 12, title: 'small body (12 B)' },
   '64k': { ...THROUGHPUT, path: '/64k', expectBytes: 65536, title: '64 KiB body' },
+  https: { ...THROUGHPUT, secure: true, path: '/small', expectBytes: 12, title: 'https keep-alive, small body' },
+  // Every request on a new TLS connection (`reset: true`; node-http: an agent without keep-alive):
+  // req/s is new connections per second.
+  'new-connections': { ...NEW_CONNECTIONS, title: 'a new TLS connection per request, sessions resumed' },
+  'new-connections-no-resume': {
+    ...NEW_CONNECTIONS,
+    maxCachedSessions: 0,
+    title: 'a new TLS connection per request, maxCachedSessions: 0',
+  },
   latency: {
     mode: 'latency',
     concurrency: 1,
@@ -148,6 +173,7 @@ function startServer() {
         clearTimeout(timer);
         resolve({
           port: msg.port,
+          httpsPort: msg.httpsPort,
           // The server's own CPU counter, to see whether it was the bottleneck in a window.
           cpu() {
             return new Promise((res) => {
@@ -322,6 +348,7 @@ async function main() {
   out.push(
     `- settings: ${opt.seconds} s measured after ${opt.warmup} s warm-up per turn, ${opt.rounds} round(s), ` +
       `median round shown; throughput: 100 in flight, Pool 50 connections × pipelining 10; ` +
+      `new-connections: 10 in flight, Pool 10 connections, reset: true (one TLS connection per request); ` +
       `latency: ${opt.latencyRequests} sequential requests on 1 connection`,
   );
   if (opt.quick) out.push('- **quick run**: smoke test only, numbers are noisy');
@@ -330,7 +357,8 @@ async function main() {
 
   const server = await startServer();
   const origin = `http://127.0.0.1:${server.port}`;
-  log(`server on ${origin}`);
+  const secureOrigin = `https://127.0.0.1:${server.httpsPort}`;
+  log(`server on ${origin} and ${secureOrigin}`);
 
   const ferroUrl = pathToFileURL(FERRO_ENTRY).href;
   const results = {};
@@ -344,7 +372,10 @@ async function main() {
       for (const contender of order) {
         const cfg = {
           contender,
-          origin,
+          origin: sc.secure ? secureOrigin : origin,
+          caFile: sc.secure ? CA_FILE : null,
+          reset: sc.reset === true,
+          maxCachedSessions: sc.maxCachedSessions ?? null,
           path: sc.path,
           expectBytes: sc.expectBytes,
           mode: sc.mode,

@@ -1,13 +1,16 @@
-// Benchmark target: a plain node:http server, run in its own process.
+// Benchmark target: a plain node:http server and a node:https one (the test fixtures' localhost
+// certificate, signed by __test__/fixtures/tls/ca.pem), run in their own process.
 //
 //   GET /small  -> 200, 12-byte text body with content-length
 //   GET /64k    -> 200, 65536-byte body (precomputed Buffer) with content-length
 //
-// When forked with an IPC channel it sends { type: 'ready', port } to the parent and answers
+// When forked with an IPC channel it sends { type: 'ready', port, httpsPort } to the parent and answers
 // { type: 'cpu', id } with { type: 'cpu', id, usage } (its own process.cpuUsage()), so the parent can
 // tell how much CPU the server spent during a measured window. Started by hand
-// (`node bench/server.mjs [port]`) it prints the port on stdout.
+// (`node bench/server.mjs [port [httpsPort]]`) it prints both ports on stdout.
+import fs from 'node:fs';
 import http from 'node:http';
+import https from 'node:https';
 
 const SMALL = Buffer.from('hello world\n', 'latin1'); // 12 bytes
 const BIG = Buffer.alloc(65536);
@@ -21,7 +24,7 @@ function reply(res, headers, body) {
   res.end(body);
 }
 
-const server = http.createServer((req, res) => {
+function handle(req, res) {
   // GET requests carry no body; resume() makes sure a stray body cannot stall the socket.
   req.resume();
   switch (req.url) {
@@ -33,18 +36,28 @@ const server = http.createServer((req, res) => {
       res.writeHead(404, { 'content-length': '0' });
       res.end();
   }
-});
+}
 
-server.keepAliveTimeout = 10 * 60 * 1000; // never close an idle keep-alive connection during a run
-server.maxRequestsPerSocket = 0; // unlimited requests per connection
-// headersTimeout / requestTimeout: Node defaults.
+const tlsDir = new URL('../__test__/fixtures/tls/', import.meta.url);
+const server = http.createServer(handle);
+const secure = https.createServer(
+  { key: fs.readFileSync(new URL('localhost.key', tlsDir)), cert: fs.readFileSync(new URL('localhost.pem', tlsDir)) },
+  handle,
+);
+// A client dropping a connection mid-handshake must not take the server down.
+secure.on('tlsClientError', () => {});
 
-const port = Number(process.argv[2] ?? 0);
-server.listen(port, '127.0.0.1', () => {
-  const { port } = server.address();
-  if (process.send) process.send({ type: 'ready', port });
-  else console.log(port);
-});
+for (const s of [server, secure]) {
+  s.keepAliveTimeout = 10 * 60 * 1000; // never close an idle keep-alive connection during a run
+  s.maxRequestsPerSocket = 0; // unlimited requests per connection
+  // headersTimeout / requestTimeout: Node defaults.
+}
+
+const listen = (s, port) => new Promise((resolve) => s.listen(port, '127.0.0.1', () => resolve(s.address().port)));
+const port = await listen(server, Number(process.argv[2] ?? 0));
+const httpsPort = await listen(secure, Number(process.argv[3] ?? 0));
+if (process.send) process.send({ type: 'ready', port, httpsPort });
+else console.log(port, httpsPort);
 
 if (process.send) {
   process.on('message', (msg) => {

@@ -1,8 +1,12 @@
 // `npm run demo`: ferro at work against a local server — request() with the body mixin,
-// dispatch() with a controller-based handler, and a Pool under concurrent load.
+// dispatch() with a controller-based handler, a Pool under concurrent load, and a SnapshotAgent
+// recording real traffic and replaying it with the server stopped.
 import { createServer } from 'node:http';
 import { once } from 'node:events';
-import { Client, Pool } from '../dist/index.js';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Client, Pool, SnapshotAgent, fetch } from '../dist/index.js';
 
 const server = createServer((req, res) => {
   if (req.url === '/json') {
@@ -64,5 +68,31 @@ const bodies = await Promise.all(
 const ms = Number(process.hrtime.bigint() - started) / 1e6;
 console.log(`pool: ${bodies.length} requests over 4 connections in ${ms.toFixed(1)} ms; last body: ${bodies.at(-1)}`);
 
+// 4. Record real traffic to a snapshot file, stop the server, replay it
+const dir = mkdtempSync(join(tmpdir(), 'ferro-demo-'));
+const snapshotPath = join(dir, 'snapshots.json');
+const ask = (agent) =>
+  agent.request({ origin, path: '/json', method: 'GET', headers: { authorization: 'Bearer demo-secret' } });
+const recorder = new SnapshotAgent({ mode: 'record', snapshotPath });
+const live = await (await ask(recorder)).body.json();
+const liveFetch = await (await fetch(`${origin}/chunked`, { dispatcher: recorder })).text();
+await recorder.close(); // writes the snapshot file
+const entry = JSON.parse(readFileSync(snapshotPath, 'utf8')).find((e) => e.snapshot.request.url.endsWith('/json'));
+console.log('snapshot: recorded', JSON.stringify(live), '- stored authorization:', entry.snapshot.request.headers.authorization);
+
 await Promise.all([client.close(), pool.close()]);
 server.close();
+await once(server, 'close');
+
+const player = new SnapshotAgent({ mode: 'playback', snapshotPath });
+const replayed = await (await ask(player)).body.json();
+const replayedFetch = await (await fetch(`${origin}/chunked`, { dispatcher: player })).text();
+console.log('snapshot: replayed with the server stopped', JSON.stringify(replayed), JSON.stringify(replayedFetch));
+console.log('snapshot: identical to the live responses:', JSON.stringify(replayed) === JSON.stringify(live) && replayedFetch === liveFetch);
+try {
+  await player.request({ origin, path: '/json?page=2', method: 'GET', headers: { authorization: 'Bearer demo-secret' } });
+} catch (err) {
+  console.log(`snapshot: a miss explains itself:\n  ${err.message.split('\n').join('\n  ')}`);
+}
+await player.close();
+rmSync(dir, { recursive: true, force: true });

@@ -1,7 +1,7 @@
 //! The classes JavaScript holds: `NativeEngine` (one per JS environment) and `NativePool` (one per
 //! Client/Pool). Every call is synchronous and cheap: it queues work for the engine thread.
 use crate::queue::Queue;
-use ferro_engine::{Engine, Pool, PoolOptions, StreamLength, Target};
+use ferro_engine::{Engine, ErrorCode, Pool, PoolOptions, StreamLength, Target};
 use napi::bindgen_prelude::*;
 use napi::JsValue;
 use napi_derive::napi;
@@ -28,6 +28,11 @@ pub struct PoolConfig {
     pub max_requests_per_client: u32,
     /// Set for https origins.
     pub tls: Option<crate::tls_config::TlsConfig>,
+    /// Connections come from JS (a custom `connect` function) through BRIDGE_OPEN events.
+    pub bridged: Option<bool>,
+    /// TCP keep-alive probes after this many idle ms (0: the system's default); absent or
+    /// negative: none.
+    pub tcp_keep_alive: Option<i32>,
 }
 
 #[napi]
@@ -77,6 +82,8 @@ impl NativeEngine {
             max_header_size: cfg.max_header_size as usize,
             max_response_size: (cfg.max_response_size >= 0.0).then_some(cfg.max_response_size as u64),
             max_requests_per_connection: cfg.max_requests_per_client as u64,
+            bridged: cfg.bridged.unwrap_or(false),
+            tcp_keep_alive: cfg.tcp_keep_alive.filter(|ms| *ms >= 0).map(|ms| Duration::from_millis(ms as u64)),
         };
         let id = self.next_pool;
         self.next_pool = self.next_pool.wrapping_add(1).max(1);
@@ -128,6 +135,44 @@ impl NativeEngine {
         self.engine.abort(id);
     }
 
+    /// The socket asked for by BRIDGE_OPEN `id` is connected; `addrs` as upgraded sockets report
+    /// them. False: nobody waits for it any more (destroy it).
+    #[napi(catch_unwind)]
+    pub fn bridge_attach(&self, id: u32, addrs: String) -> bool {
+        self.engine.bridge_attach(id, addrs)
+    }
+
+    /// The `connect` function failed for BRIDGE_OPEN `id`; `code` is an engine error code.
+    #[napi(catch_unwind)]
+    pub fn bridge_fail(&self, id: u32, code: u32, errno: String, message: String) -> bool {
+        let code = u16::try_from(code).ok().and_then(ErrorCode::from_u16).unwrap_or(ErrorCode::Connect);
+        self.engine.bridge_fail(id, code, errno, message)
+    }
+
+    /// Bytes read from a bridged socket. False: pause it until its BRIDGE_DRAIN event.
+    #[napi(catch_unwind)]
+    pub fn bridge_data(&self, id: u32, chunk: BufferSlice<'_>) -> bool {
+        self.engine.bridge_data(id, chunk.to_vec())
+    }
+
+    /// A bridged socket ended or closed.
+    #[napi(catch_unwind)]
+    pub fn bridge_end(&self, id: u32) {
+        self.engine.bridge_end(id);
+    }
+
+    /// A bridged socket failed with Node's `err.code` (may be empty) and message.
+    #[napi(catch_unwind)]
+    pub fn bridge_error(&self, id: u32, errno: String, message: String) {
+        self.engine.bridge_error(id, &errno, &message);
+    }
+
+    /// A bridged socket's write buffer is full (false: `write` returned false) or drained (true).
+    #[napi(catch_unwind)]
+    pub fn bridge_writable(&self, id: u32, writable: bool) {
+        self.engine.bridge_writable(id, writable);
+    }
+
     /// Stops the engine thread and releases the event function.
     #[napi(catch_unwind)]
     pub fn close(&self) {
@@ -157,6 +202,8 @@ impl NativePool {
     /// Queues a request; `flush` sends it. `head` is "METHOD\0PATH\0name\0value\0…"; timeouts in ms, 0 = none.
     /// With the STREAM_BODY flag the body follows through `NativeEngine.write` / `end`, framed by
     /// `body_length` (negative: chunked). Returns false when the pool was destroyed.
+    // Flat arguments keep the per-request N-API call cheap (no object to unpack).
+    #[allow(clippy::too_many_arguments)]
     #[napi(catch_unwind)]
     pub fn dispatch(
         &self,

@@ -26,3 +26,9 @@ export type { ConnectOptions, ConnectData, UpgradeOptions, UpgradeData } from '.
 export { setGlobalDispatcher, getGlobalDispatcher } from './dispatcher/global.js';
 export { Dispatcher1Wrapper } from './dispatcher/dispatcher1-wrapper.js';
 export { request, stream, pipeline, connect, upgrade, type UrlObject } from './api/shortcuts.js';
+export { SnapshotAgent } from './mock/snapshot-agent.js';
+export { SnapshotRecorder } from './mock/snapshot-recorder.js';
+export type { SnapshotEntry, SnapshotRecord, SnapshotRequest, SnapshotResponse, SnapshotHeaders } from './mock/snapshot-format.js';
+export { BalancedPool, type BalancedPoolOptions } from './dispatcher/balanced-pool.js';
+export type { PoolStats } from './dispatcher/stats.js';
+export { buildConnector, type Connector, type ConnectorBuildOptions, type ConnectorOptions, type ConnectorCallback } from './core/connector.js';

@@ -7,6 +7,7 @@ import {
   Dispatcher,
   MockAgent,
   Pool,
+  buildConnector,
   errors,
   fetch,
   getGlobalDispatcher,
@@ -116,4 +117,16 @@ export function errorHandling(err: unknown): string {
   if (err instanceof errors.InvalidArgumentError) return err.message;
   if (err instanceof errors.UndiciError) return err.name;
   return '';
+}
+
+export function connectors(): Client {
+  const connector = buildConnector({ rejectUnauthorized: false, timeout: 5000 });
+  return new Client('https://localhost', {
+    connect(opts: buildConnector.Options, callback: buildConnector.Callback) {
+      connector(opts, (err, socket) => {
+        if (err) return callback(err, null);
+        callback(null, socket);
+      });
+    },
+  });
 }

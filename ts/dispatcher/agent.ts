@@ -7,6 +7,8 @@ import { Client } from './client.js';
 import { Pool, type PoolOptions } from './pool.js';
 import type { DispatchHandler, DispatchOptions } from './types.js';
 import type { PoolStats } from './stats.js';
+import { answer, destroyArgs } from './lifecycle.js';
+import { detachedController } from '../handler/detached-controller.js';
 
 export interface AgentOptions extends PoolOptions {
   factory?: (origin: URL, opts: object) => Dispatcher;
@@ -68,7 +70,7 @@ export class Agent extends Dispatcher {
     if (d === undefined) {
       const max = this.#opts.maxOrigins ?? Infinity;
       if (this.#dispatchers.size >= max) {
-        toControllerHandler(handler).onResponseError?.(noController, new MaxOriginsReachedError());
+        toControllerHandler(handler).onResponseError?.(detachedController, new MaxOriginsReachedError());
         return false;
       }
       d = this.#factory(new URL(key), { ...this.#opts, factory: undefined, maxOrigins: undefined });
@@ -89,8 +91,9 @@ export class Agent extends Dispatcher {
       d.on('connect', forward('connect'));
       d.on('disconnect', forward('disconnect'));
       d.on('connectionError', forward('connectionError'));
-      d.on('disconnect', dropIfUnused);
-      d.on('connectionError', dropIfUnused);
+      // Checked after the engine's whole batch: requests failing with the connection settle after the event.
+      d.on('disconnect', () => queueMicrotask(dropIfUnused));
+      d.on('connectionError', () => queueMicrotask(dropIfUnused));
       d.on('drain', (origin: URL, targets: Dispatcher[]) => this.emit('drain', origin, [this, ...targets]));
       this.#dispatchers.set(key, d);
     }
@@ -102,8 +105,7 @@ export class Agent extends Dispatcher {
   close(callback?: (err: Error | null, data: null) => void): Promise<void> | void {
     this.#closed = true;
     const done = Promise.all([...this.#dispatchers.values()].map((d) => d.close())).then(() => undefined);
-    if (callback === undefined) return done;
-    done.then(() => callback(null, null));
+    return answer(done, callback);
   }
 
   destroy(): Promise<void>;
@@ -111,25 +113,11 @@ export class Agent extends Dispatcher {
   destroy(callback: (err: Error | null, data: null) => void): void;
   destroy(err: Error | null, callback: (err: Error | null, data: null) => void): void;
   destroy(a?: unknown, b?: unknown): Promise<void> | void {
-    const callback = (typeof a === 'function' ? a : b) as ((err: Error | null, data: null) => void) | undefined;
-    const err = a instanceof Error ? a : null;
+    const [err, callback] = destroyArgs(a, b);
     this.#closed = true;
     this.#destroyed = true;
     const done = Promise.all([...this.#dispatchers.values()].map((d) => d.destroy(err))).then(() => undefined);
-    if (callback === undefined) return done;
-    done.then(() => callback(null, null));
+    return answer(done, callback);
   }
 }
 
-// Errors raised before any request object exists still go through onResponseError with a
-// controller whose operations are no-ops.
-const noController = {
-  aborted: false,
-  paused: false,
-  reason: null,
-  rawHeaders: null,
-  rawTrailers: null,
-  abort() {},
-  pause() {},
-  resume() {},
-};

@@ -19,6 +19,8 @@ import { Dispatcher } from './dispatcher.js';
 import { Pool, type PoolOptions } from './pool.js';
 import { addStats, emptyStats, type PoolStats } from './stats.js';
 import type { DispatchController, DispatchHandler, DispatchOptions } from './types.js';
+import { answer, destroyArgs } from './lifecycle.js';
+import { detachedController } from '../handler/detached-controller.js';
 
 export interface BalancedPoolOptions extends PoolOptions {
   /** Creates the dispatcher of one upstream; default `new Pool(origin, opts)`. */
@@ -183,7 +185,7 @@ export class BalancedPool extends Dispatcher {
       entry = this.#pick();
       if (entry === undefined) throw new BalancedPoolMissingUpstreamError();
     } catch (err) {
-      toControllerHandler(handler).onResponseError?.(noController, err as Error);
+      toControllerHandler(handler).onResponseError?.(detachedController, err as Error);
       return false;
     }
     if (!entry.dispatcher.dispatch(opts, handler)) entry.busy = true;
@@ -201,8 +203,7 @@ export class BalancedPool extends Dispatcher {
     this.#closed = true;
     const all = [...this.#upstreams.map((u) => u.dispatcher), ...this.#retiring];
     const done = Promise.all(all.map((d) => d.close())).then(() => undefined);
-    if (callback === undefined) return done;
-    done.then(() => callback(null, null));
+    return answer(done, callback);
   }
 
   destroy(): Promise<void>;
@@ -210,27 +211,13 @@ export class BalancedPool extends Dispatcher {
   destroy(callback: Callback): void;
   destroy(err: Error | null, callback: Callback): void;
   destroy(a?: unknown, b?: unknown): Promise<void> | void {
-    const callback = (typeof a === 'function' ? a : b) as Callback | undefined;
+    const [err, callback] = destroyArgs(a, b);
     if (callback !== undefined && typeof callback !== 'function') throw new InvalidArgumentError('invalid callback');
-    const err = a instanceof Error ? a : null;
     this.#closed = true;
     this.#destroyed = true;
     const all = [...this.#upstreams.map((u) => u.dispatcher), ...this.#retiring];
     const done = Promise.all(all.map((d) => d.destroy(err))).then(() => undefined);
-    if (callback === undefined) return done;
-    done.then(() => callback(null, null));
+    return answer(done, callback);
   }
 }
 
-// Errors raised before any upstream took the request reach the handler with a controller whose
-// operations do nothing.
-const noController: DispatchController = {
-  aborted: false,
-  paused: false,
-  reason: null,
-  rawHeaders: null,
-  rawTrailers: null,
-  abort() {},
-  pause() {},
-  resume() {},
-};

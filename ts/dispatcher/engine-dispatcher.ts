@@ -2,16 +2,19 @@
 // request, hands it to the engine in one synchronous call, and keeps the busy / drain, close and
 // destroy bookkeeping of the Dispatcher interface.
 import { Readable } from 'node:stream';
-import { createPool, forgetPool, scheduleFlush } from '../native/engine.js';
+import { bridge, createPool, forgetPool, scheduleFlush } from '../native/engine.js';
 import type { NativePool } from '../native/binding.js';
 import type { PoolSink } from '../native/events.js';
-import { engineError } from '../native/error-codes.js';
+import { engineError, USER_ERROR } from '../native/error-codes.js';
 import { ClientClosedError, ClientDestroyedError, InvalidArgumentError, RequestContentLengthMismatchError } from '../core/errors.js';
 import { isToken, packHeaders, withQuery } from '../core/headers.js';
 import { toControllerHandler } from '../handler/legacy-handler.js';
 import { Dispatcher } from './dispatcher.js';
+import { answer, destroyArgs } from './lifecycle.js';
 import { EngineRequest, type RequestOwner } from './engine-request.js';
 import { nativeArgs, tlsConfig } from './tls-options.js';
+import { Bridge, planConnector } from './bridge.js';
+import type { ConnectFunction } from '../core/connector.js';
 import type { DispatchHandler, DispatchOptions } from './types.js';
 import { emptyStats, type PoolStats } from './stats.js';
 
@@ -28,7 +31,10 @@ export interface EngineDispatcherOptions {
   maxResponseSize?: number;
   maxRequestsPerClient?: number;
   // Also every tls.connect option, for https origins (tls-options.ts).
-  connect?: ({ timeout?: number | null; socketPath?: string | null } & Record<string, unknown>) | ((...args: unknown[]) => unknown) | null;
+  // A function (a custom connector, or buildConnector's result) makes the sockets (bridge.ts).
+  connect?: ({ timeout?: number | null; socketPath?: string | null } & Record<string, unknown>) | ConnectFunction | null;
+  /** Local address to connect from (served by Node's sockets). */
+  localAddress?: string | null;
   tls?: Record<string, unknown> | null;
   allowH2?: boolean | null;
   maxCachedSessions?: number | null;
@@ -113,6 +119,8 @@ export class EngineDispatcher extends Dispatcher implements PoolSink, RequestOwn
   #destroyed = false;
   #closeWaiters: (() => void)[] = [];
   #connected = 0;
+  /** Set when connections are Node sockets from a connector (bridge.ts). */
+  readonly #bridge: Bridge | null;
 
   protected constructor(url: string | URL, opts: EngineDispatcherOptions, connections: number) {
     super();
@@ -122,11 +130,15 @@ export class EngineDispatcher extends Dispatcher implements PoolSink, RequestOwn
     const pipelining = optNumber(opts.pipelining, 'pipelining', 1);
     this.#headersTimeout = optNumber(opts.headersTimeout, 'headersTimeout', DEFAULT_TIMEOUT);
     this.#bodyTimeout = optNumber(opts.bodyTimeout, 'bodyTimeout', DEFAULT_TIMEOUT);
-    const connect = typeof opts.connect === 'object' && opts.connect !== null ? opts.connect : {};
-    const socketPath = opts.socketPath ?? connect.socketPath ?? null;
+    // `base`: the options whose TLS / socket settings apply (none for a buildConnector result).
+    const { base, connect, bridged } = planConnector(this.#origin, opts as Record<string, unknown>);
+    const socketPath = base.socketPath ?? connect.socketPath ?? null;
     if (socketPath != null && typeof socketPath !== 'string') throw new InvalidArgumentError('invalid socketPath');
-    const tls = this.#origin.protocol === 'https:' ? tlsConfig(opts as Record<string, unknown>, connect) : undefined;
-    const connectTimeout = optNumber(opts.connectTimeout ?? connect.timeout, 'connectTimeout', 10e3);
+    const tls = this.#origin.protocol === 'https:' && bridged === null ? tlsConfig(base, connect) : undefined;
+    const connectTimeout = optNumber(base.connectTimeout ?? connect.timeout, 'connectTimeout', 10e3);
+    const localAddress = opts.localAddress ?? null;
+    if (localAddress !== null && typeof localAddress !== 'string') throw new InvalidArgumentError('invalid localAddress');
+    this.#bridge = bridged === null ? null : new Bridge(this.#origin, bridged, localAddress);
     const maxResponseSize = opts.maxResponseSize == null ? -1 : optNumber(opts.maxResponseSize, 'maxResponseSize', -1, -1);
     this.#capacity = connections === 0 ? Infinity : connections * Math.max(1, pipelining);
     this.#native = nativeArgs(() => createPool(
@@ -144,6 +156,9 @@ export class EngineDispatcher extends Dispatcher implements PoolSink, RequestOwn
         maxResponseSize,
         maxRequestsPerClient: optNumber(opts.maxRequestsPerClient, 'maxRequestsPerClient', 0),
         tls,
+        bridged: bridged !== null,
+        // undici's connector turns TCP keep-alive on (60 s) unless `keepAlive: false`.
+        tcpKeepAlive: connect.keepAlive === false ? -1 : optNumber(connect.keepAliveInitialDelay, 'keepAliveInitialDelay', 60e3),
       },
       this,
     ));
@@ -255,6 +270,7 @@ export class EngineDispatcher extends Dispatcher implements PoolSink, RequestOwn
   #finishClose(): void {
     this.#native.destroy();
     forgetPool(this.#native);
+    this.#bridge?.destroy();
     const waiters = this.#closeWaiters;
     this.#closeWaiters = [];
     for (const w of waiters) w();
@@ -273,8 +289,7 @@ export class EngineDispatcher extends Dispatcher implements PoolSink, RequestOwn
       }
       if (this.#requests.size === 0) queueMicrotask(() => this.#finishClose());
     });
-    if (callback === undefined) return done.then(() => null as unknown as void);
-    done.then(() => callback(null, null));
+    return answer(done, callback);
   }
 
   destroy(): Promise<void>;
@@ -282,15 +297,16 @@ export class EngineDispatcher extends Dispatcher implements PoolSink, RequestOwn
   destroy(callback: (err: Error | null, data: null) => void): void;
   destroy(err: Error | null, callback: (err: Error | null, data: null) => void): void;
   destroy(a?: unknown, b?: unknown): Promise<void> | void {
-    const callback = (typeof a === 'function' ? a : b) as ((err: Error | null, data: null) => void) | undefined;
+    const [given, callback] = destroyArgs(a, b);
     if (callback !== undefined && typeof callback !== 'function') throw new InvalidArgumentError('invalid callback');
-    const err = a instanceof Error ? a : new ClientDestroyedError();
+    const err = given ?? new ClientDestroyedError();
     const done = new Promise<void>((resolve) => {
       if (this.#destroyed) return queueMicrotask(resolve);
       this.#destroyed = true;
       this.#closed = true;
       this.#native.destroy();
       forgetPool(this.#native);
+      this.#bridge?.destroy();
       const pending = [...this.#requests];
       // Requests fail asynchronously (spec: destroy aborts pending and running requests asynchronously).
       queueMicrotask(() => {
@@ -301,8 +317,7 @@ export class EngineDispatcher extends Dispatcher implements PoolSink, RequestOwn
         resolve();
       });
     });
-    if (callback === undefined) return done;
-    done.then(() => callback(null, null));
+    return answer(done, callback);
   }
 
   onEngineConnected(): void {
@@ -316,6 +331,18 @@ export class EngineDispatcher extends Dispatcher implements PoolSink, RequestOwn
   }
 
   onEngineConnectFailed(code: number, errno: string, message: string): void {
-    this.emit('connectionError', this.#origin, [this], engineError(code, errno, message));
+    const err = engineError(code, errno, message);
+    if (code === USER_ERROR) this.#bridge?.delivered(message);
+    this.emit('connectionError', this.#origin, [this], err);
   }
+
+  onEngineBridgeOpen(bridgeId: number): void {
+    if (this.#bridge !== null) this.#bridge.open(bridgeId);
+    else bridgeFail(bridgeId);
+  }
+}
+
+/** BRIDGE_OPEN for a pool that has no connector: cannot happen; fail it rather than hang. */
+function bridgeFail(id: number): void {
+  bridge.fail(id, 11, '', 'no connector for a bridged connection');
 }

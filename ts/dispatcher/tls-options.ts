@@ -1,7 +1,7 @@
 // Node-style TLS options (a Client's `connect` object, its `tls` object and the top-level
 // `allowH2` / `maxCachedSessions`) → the engine's TLS config for an https origin. The engine speaks
-// TLS with rustls: options that only make sense for OpenSSL are refused by name rather than
-// silently ignored.
+// TLS with rustls: a client with options only OpenSSL (or Node's net) can honour runs over Node's
+// sockets instead (`nodeOnlyOption`, bridge.ts), so no option is silently ignored.
 import { createPrivateKey } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import * as tls from 'node:tls';
@@ -10,7 +10,7 @@ import type { TlsConfig } from '../native/binding.js';
 
 type Options = Record<string, unknown>;
 
-// Options of tls.connect the engine cannot honour yet (a Node-TLS bridged transport will).
+// Options of tls.connect rustls cannot honour: clients with them take Node's TLS.
 const UNSUPPORTED = [
   'ciphers',
   'checkServerIdentity',
@@ -29,6 +29,25 @@ const UNSUPPORTED = [
   'pskCallback',
   'enableTrace',
 ];
+
+// Options of net.connect the engine's own sockets cannot honour (any protocol).
+const NET_ONLY = ['localAddress', 'localPort', 'family', 'hints', 'lookup'];
+const OLD_TLS = new Set(['TLSv1', 'TLSv1.1']);
+
+/**
+ * The first option in `o` (merged `tls` and `connect` options) that only Node's sockets honour,
+ * or undefined when the engine's native path can serve them all.
+ */
+export function nodeOnlyOption(o: Options, https: boolean): string | undefined {
+  for (const name of NET_ONLY) if (o[name] != null) return name;
+  if (!https) return undefined;
+  for (const name of UNSUPPORTED) if (o[name] != null) return name;
+  // rustls speaks TLS 1.2 and 1.3 only.
+  for (const name of ['minVersion', 'maxVersion']) if (OLD_TLS.has(o[name] as string)) return name;
+  // rustls takes one certificate chain and key.
+  for (const name of ['cert', 'key']) if (Array.isArray(o[name]) && (o[name] as unknown[]).length > 1) return name;
+  return undefined;
+}
 
 let defaultRoots: string[] | undefined;
 

@@ -24,6 +24,7 @@ import { PendingInterceptorsFormatter } from './mock-errors-format.js';
 import type { Interceptable, MockInterceptor } from './mock-interceptor.js';
 import { MockPool } from './mock-pool.js';
 import { normalizeOrigin } from './mock-request.js';
+import { answer, destroyArgs } from '../dispatcher/lifecycle.js';
 
 type HostMatcher = string | RegExp | ((host: string) => boolean);
 type OriginFunction = (origin: string) => boolean;
@@ -246,8 +247,7 @@ export class MockAgent<TMockAgentOptions extends MockAgent.Options = MockAgent.O
       this.#byOrigin.clear();
       this.#byMatcher.length = 0;
     });
-    if (callback === undefined) return done;
-    done.then(() => callback(null, null));
+    return answer(done, callback);
   }
 
   destroy(): Promise<void>;
@@ -255,8 +255,7 @@ export class MockAgent<TMockAgentOptions extends MockAgent.Options = MockAgent.O
   destroy(callback: (err: Error | null, data: null) => void): void;
   destroy(err: Error | null, callback: (err: Error | null, data: null) => void): void;
   destroy(a?: unknown, b?: unknown): Promise<void> | void {
-    const callback = (typeof a === 'function' ? a : b) as ((err: Error | null, data: null) => void) | undefined;
-    const err = a instanceof Error ? a : null;
+    const [err, callback] = destroyArgs(a, b);
     this.#closed = true;
     this.#destroyed = true;
     const done = Promise.all([...this.#dispatchers().map((d) => d.destroy(err)), this.#real.destroy(err)]).then(() => {
@@ -264,8 +263,7 @@ export class MockAgent<TMockAgentOptions extends MockAgent.Options = MockAgent.O
       this.#byOrigin.clear();
       this.#byMatcher.length = 0;
     });
-    if (callback === undefined) return done;
-    done.then(() => callback(null, null));
+    return answer(done, callback);
   }
 
   #make(origin: string | RegExp | OriginFunction): MockDispatcher {

@@ -15,6 +15,7 @@ import { MockReplay, produceReply } from './mock-dispatch.js';
 import { MockInterceptor, type Interceptable } from './mock-interceptor.js';
 import { explainMiss, findMatch, type InterceptorGroup } from './mock-match.js';
 import { bodyText, isDeferredBody, normalizeOrigin, readDeferredBody, requestKey } from './mock-request.js';
+import { answer, destroyArgs } from '../dispatcher/lifecycle.js';
 
 export type OriginMatcher = string | RegExp | ((origin: string) => boolean);
 export type NetConnectDecision = 'allowed' | 'disabled' | 'not-enabled';
@@ -312,8 +313,7 @@ export abstract class MockDispatcher extends Dispatcher implements Interceptable
     const state = this[kMockState];
     state.closed = true;
     const done = state.drained().then(() => state.policy.forget(state));
-    if (callback === undefined) return done;
-    done.then(() => callback(null, null));
+    return answer(done, callback);
   }
 
   destroy(): Promise<void>;
@@ -321,8 +321,8 @@ export abstract class MockDispatcher extends Dispatcher implements Interceptable
   destroy(callback: (err: Error | null, data: null) => void): void;
   destroy(err: Error | null, callback: (err: Error | null, data: null) => void): void;
   destroy(a?: unknown, b?: unknown): Promise<void> | void {
-    const callback = (typeof a === 'function' ? a : b) as ((err: Error | null, data: null) => void) | undefined;
-    const err = a instanceof Error ? a : new ClientDestroyedError();
+    const [given, callback] = destroyArgs(a, b);
+    const err = given ?? new ClientDestroyedError();
     const state = this[kMockState];
     state.closed = true;
     state.destroyed = true;
@@ -332,7 +332,6 @@ export abstract class MockDispatcher extends Dispatcher implements Interceptable
       for (const replay of pending) replay.fail(err);
       state.policy.forget(state);
     });
-    if (callback === undefined) return done;
-    done.then(() => callback(null, null));
+    return answer(done, callback);
   }
 }

@@ -20,6 +20,10 @@ export interface PoolConfig {
   maxRequestsPerClient: number;
   /** Set for https origins (src/tls_config.rs). */
   tls?: TlsConfig;
+  /** Connections are sockets JS makes, asked for by BRIDGE_OPEN events (ts/dispatcher/bridge.ts). */
+  bridged?: boolean;
+  /** TCP keep-alive probes after this many idle ms (0: the system's default); negative: none. */
+  tcpKeepAlive?: number;
 }
 
 export interface TlsConfig {
@@ -66,6 +70,15 @@ export interface NativeEngine {
   pause(id: number): void;
   resume(id: number): void;
   abort(id: number): void;
+  /** Answers BRIDGE_OPEN with a connected socket; false: nobody waits any more, destroy it. */
+  bridgeAttach(id: number, addrs: string): boolean;
+  /** Answers BRIDGE_OPEN with a failure (`code`: an engine error code); false: nobody waits. */
+  bridgeFail(id: number, code: number, errno: string, message: string): boolean;
+  /** Bytes read from a bridged socket; false: pause it until BRIDGE_DRAIN. */
+  bridgeData(id: number, chunk: Buffer): boolean;
+  bridgeEnd(id: number): void;
+  bridgeError(id: number, errno: string, message: string): void;
+  bridgeWritable(id: number, writable: boolean): void;
   close(): void;
 }
 

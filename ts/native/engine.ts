@@ -2,16 +2,17 @@
 // engine, the id → request and id → pool tables that events are routed through, and keeps the
 // process alive exactly while requests are in flight.
 import { binding, type NativeEngine, type NativePool, type PoolConfig } from './binding.js';
-import { decodeBatch, type PoolSink, type RequestSink } from './events.js';
+import { decodeBatch, type BridgeSink, type PoolSink, type RequestSink } from './events.js';
 
 const requests = new Map<number, RequestSink>();
 const pools = new Map<number, PoolSink>();
+const bridges = new Map<number, BridgeSink>();
 let native: NativeEngine | null = null;
 let nextId = 1;
 let referenced = false;
 
 function onEvents(batch: Buffer): void {
-  decodeBatch(batch, requests, pools);
+  decodeBatch(batch, requests, pools, bridges);
 }
 
 function engine(): NativeEngine {
@@ -89,5 +90,34 @@ export const control = {
   },
   end(id: number): void {
     native?.end(id);
+  },
+};
+
+/** Calls about bridged sockets (ts/dispatcher/bridge.ts); ids come from BRIDGE_OPEN events. */
+export const bridge = {
+  /** Routes the engine's events for bridge `id` to `sink` until `forget`. */
+  register(id: number, sink: BridgeSink): void {
+    bridges.set(id, sink);
+  },
+  forget(id: number): void {
+    bridges.delete(id);
+  },
+  attach(id: number, addrs: string): boolean {
+    return native?.bridgeAttach(id, addrs) ?? false;
+  },
+  fail(id: number, code: number, errno: string, message: string): boolean {
+    return native?.bridgeFail(id, code, errno, message) ?? false;
+  },
+  data(id: number, chunk: Buffer): boolean {
+    return native?.bridgeData(id, chunk) ?? true;
+  },
+  end(id: number): void {
+    native?.bridgeEnd(id);
+  },
+  error(id: number, errno: string, message: string): void {
+    native?.bridgeError(id, errno, message);
+  },
+  writable(id: number, writable: boolean): void {
+    native?.bridgeWritable(id, writable);
   },
 };

@@ -14,6 +14,24 @@ import {
   UndiciError,
 } from '../core/errors.js';
 
+// Errors from custom connect functions stay on this side; the engine carries a key to them
+// (error code 14, the key as message) so requests fail with the very object the user passed.
+const userErrors = new Map<string, unknown>();
+let nextUserError = 1;
+
+/** Keeps `err` for the engine's events about it; returns the key to pass to the engine. */
+export function holdUserError(err: unknown): string {
+  const key = `ferro: connect failed (${nextUserError++})`;
+  userErrors.set(key, err);
+  return key;
+}
+
+export function releaseUserError(key: string): void {
+  userErrors.delete(key);
+}
+
+export const USER_ERROR = 14;
+
 export function engineError(code: number, errno: string, message: string): Error {
   switch (code) {
     case 1:
@@ -45,6 +63,8 @@ export function engineError(code: number, errno: string, message: string): Error
       return new InformationalError(message);
     case 13:
       return new RequestContentLengthMismatchError();
+    case USER_ERROR:
+      return (userErrors.get(message) as Error | undefined) ?? new SocketError(message);
     default:
       return new UndiciError(`ferro engine: ${message}`);
   }

@@ -12,6 +12,11 @@ export const CONNECT_FAILED = 7;
 export const RETRY = 8;
 export const UPGRADE = 9;
 export const BODY_DRAIN = 10;
+export const BRIDGE_OPEN = 11;
+export const BRIDGE_WRITE = 12;
+export const BRIDGE_END = 13;
+export const BRIDGE_CLOSE = 14;
+export const BRIDGE_DRAIN = 15;
 
 export interface RequestSink {
   onEngineHead(status: number, reason: string, headers: IncomingHeaders, raw: string[]): void;
@@ -29,6 +34,18 @@ export interface PoolSink {
   onEngineConnected(): void;
   onEngineDisconnected(code: number, message: string): void;
   onEngineConnectFailed(code: number, errno: string, message: string): void;
+  /** A bridged pool needs a socket for bridge `bridgeId` (ts/dispatcher/bridge.ts). */
+  onEngineBridgeOpen?(bridgeId: number): void;
+}
+
+/** One bridged socket: what the engine asks of it. */
+export interface BridgeSink {
+  onBridgeWrite(chunk: Buffer): void;
+  onBridgeEnd(): void;
+  /** The engine is done with the socket. */
+  onBridgeClose(): void;
+  /** The engine took what it was fed: a paused socket may resume. */
+  onBridgeDrain(): void;
 }
 
 // Node's Buffer has these fast decoders (what toString uses underneath); @types/node doesn't list them.
@@ -86,6 +103,7 @@ export function decodeBatch(
   batch: Buffer,
   requests: Map<number, RequestSink>,
   pools: Map<number, PoolSink>,
+  bridges?: Map<number, BridgeSink>,
 ): void {
   const b = batch as Batch;
   let o = 0;
@@ -134,6 +152,16 @@ export function decodeBatch(
     } else if (kind === CONNECT_FAILED) {
       const [code, errno, message] = readError(b, start, end);
       pools.get(id)?.onEngineConnectFailed(code, errno, message);
+    } else if (kind === BRIDGE_WRITE) {
+      bridges?.get(id)?.onBridgeWrite(b.subarray(start, end));
+    } else if (kind === BRIDGE_OPEN) {
+      pools.get(id)?.onEngineBridgeOpen?.(u32(b, start));
+    } else if (kind === BRIDGE_DRAIN) {
+      bridges?.get(id)?.onBridgeDrain();
+    } else if (kind === BRIDGE_END) {
+      bridges?.get(id)?.onBridgeEnd();
+    } else if (kind === BRIDGE_CLOSE) {
+      bridges?.get(id)?.onBridgeClose();
     }
   }
 }

@@ -8,7 +8,7 @@ use crate::events::{self, Writer};
 use crate::h1::{encode::encode_chunk, encode::LAST_CHUNK, encode_request_head, BodyFraming, Decoded, Expect, ResponseDecoder};
 use crate::pool::Pool;
 use crate::request::{flags, ReqCtl, Request, StreamLength};
-use crate::transport::{ConnectError, Transport};
+use crate::transport::{bridge, ConnectError, Transport};
 use bytes::BytesMut;
 use std::collections::VecDeque;
 use std::future::{poll_fn, Future};
@@ -26,7 +26,17 @@ const BUDGET: usize = 16;
 const MAX_RETRIES: u8 = 3;
 
 pub(crate) async fn run(pool: Arc<Pool>, conn_id: u64) {
-    let io = match Transport::connect(&pool.opts.target, pool.opts.tls.as_ref(), pool.opts.connect_timeout).await {
+    // A bridged socket's addresses come from JS, which knows them.
+    let mut bridge_addrs = None;
+    let connected = if pool.opts.bridged {
+        bridge::open(&pool.shared, pool.id, pool.opts.connect_timeout).await.map(|(io, addrs)| {
+            bridge_addrs = Some(addrs);
+            Transport::Bridged(io)
+        })
+    } else {
+        Transport::connect(&pool.opts.target, pool.opts.tls.as_ref(), pool.opts.connect_timeout).await
+    };
+    let io = match connected {
         Ok(io) => io,
         Err(ConnectError::Timeout) => {
             return pool.on_connect_failed(conn_id, ErrorCode::ConnectTimeout, "", "Connect Timeout Error");
@@ -38,12 +48,24 @@ pub(crate) async fn run(pool: Arc<Pool>, conn_id: u64) {
         Err(ConnectError::Tls { errno, message }) => {
             return pool.on_connect_failed(conn_id, ErrorCode::Connect, errno, &message);
         }
+        Err(ConnectError::Bridge { code, errno, message }) => {
+            return pool.on_connect_failed(conn_id, code, &errno, &message);
+        }
     };
+    if let (Some(idle), Some(tcp)) = (pool.opts.tcp_keep_alive, io.tcp()) {
+        // Best effort, as Node's setKeepAlive: a socket that refuses still works.
+        let mut ka = socket2::TcpKeepalive::new();
+        if !idle.is_zero() {
+            ka = ka.with_time(idle);
+        }
+        let _ = socket2::SockRef::from(tcp).set_tcp_keepalive(&ka);
+    }
     pool.on_connected();
     // Addresses as upgraded sockets report them (remoteAddress / localPort ...).
     let tcp = io.tcp().map(|s| (s.local_addr(), s.peer_addr()));
-    let addrs = match tcp {
-        Some((Ok(l), Ok(r))) => format!("{}|{}|{}|{}", l.ip(), l.port(), r.ip(), r.port()),
+    let addrs = match (tcp, bridge_addrs) {
+        (_, Some(addrs)) => addrs,
+        (Some((Ok(l), Ok(r))), None) => format!("{}|{}|{}|{}", l.ip(), l.port(), r.ip(), r.port()),
         _ => "|||".to_string(),
     };
     // "|tls|<alpn>" after the addresses tells JS the socket is encrypted and what ALPN chose.
@@ -110,6 +132,9 @@ struct Conn {
     blocked: bool,
     /// No more requests on this connection (reset requested, server said close, poisoned...).
     no_reuse: bool,
+    /// A pause stopped decoding early; decoding resumes with it, even if the socket has nothing
+    /// more to read.
+    undecoded: bool,
     served: u64,
     keep_alive: Duration,
     timer: Pin<Box<Sleep>>,
@@ -144,6 +169,7 @@ impl Conn {
             inflight: VecDeque::new(),
             blocked: false,
             no_reuse: false,
+            undecoded: false,
             served: 0,
             timer: Box::pin(tokio::time::sleep_until(armed)),
             armed,
@@ -184,6 +210,13 @@ impl Conn {
                 Err(end) => return Poll::Ready(end),
             };
             if self.can_read() && !self.sink.congested(cx.waker()) {
+                if self.undecoded {
+                    self.undecoded = false;
+                    if let Err(end) = self.on_bytes() {
+                        return Poll::Ready(end);
+                    }
+                    progress = true;
+                }
                 match self.read(cx) {
                     Ok(p) => progress |= p,
                     Err(end) => return Poll::Ready(end),
@@ -517,7 +550,10 @@ impl Conn {
     fn decode_into(&mut self, w: &mut Writer<'_>, done: &mut Vec<u32>) -> Result<(), End> {
         loop {
             if self.inflight.front().is_some_and(|f| f.req.ctl.paused()) {
-                // Leave the rest buffered until JS resumes.
+                // Leave the rest buffered until JS resumes. Decoding resumes then even with an
+                // empty buffer: the decoder may still owe an item that needs no more bytes (the
+                // End right after a Content-Length body's last Data).
+                self.undecoded = true;
                 return Ok(());
             }
             let item = match self.decoder.decode(&mut self.rbuf) {

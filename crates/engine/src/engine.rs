@@ -1,7 +1,9 @@
 //! The engine: its own tokio runtime on its own thread(s), the table of live requests (for
 //! pause / resume / abort from JS) and the sink events go to.
 use crate::pool::{Pool, PoolOptions};
+use crate::error::ErrorCode;
 use crate::request::ReqCtl;
+use crate::transport::bridge::{Attach, BridgeLink};
 use crate::transport::tls::{ConfigCache, TlsConfigError, TlsConnector, TlsOptions};
 use parking_lot::Mutex;
 use std::collections::HashMap;
@@ -30,6 +32,9 @@ pub struct Shared {
     /// Wakes the flusher task, which signals JS once every connection woken in the same reactor
     /// tick has written its events: one JS wake carries the whole tick instead of one connection.
     flush: Arc<Notify>,
+    /// Bridged sockets by bridge id (unique per engine), for the calls JS makes about them.
+    bridges: Mutex<HashMap<u32, Arc<BridgeLink>>>,
+    next_bridge: Mutex<u32>,
 }
 
 impl Shared {
@@ -50,6 +55,26 @@ impl Shared {
     }
     fn ctl(&self, id: u32) -> Option<Arc<ReqCtl>> {
         self.reqs.lock().get(&id).cloned()
+    }
+
+    /// Registers a new bridge under a fresh id (never 0, never one still in use).
+    pub(crate) fn register_bridge(&self, make: impl FnOnce(u32) -> BridgeLink) -> Arc<BridgeLink> {
+        let mut table = self.bridges.lock();
+        let mut next = self.next_bridge.lock();
+        let mut id = *next;
+        while id == 0 || table.contains_key(&id) {
+            id = id.wrapping_add(1);
+        }
+        *next = id.wrapping_add(1);
+        let link = Arc::new(make(id));
+        table.insert(id, link.clone());
+        link
+    }
+    pub(crate) fn forget_bridge(&self, id: u32) {
+        self.bridges.lock().remove(&id);
+    }
+    fn bridge(&self, id: u32) -> Option<Arc<BridgeLink>> {
+        self.bridges.lock().get(&id).cloned()
     }
 }
 
@@ -108,7 +133,14 @@ impl Engine {
                 k.signal();
             }
         });
-        Arc::new(Shared { handle, sink, reqs: Mutex::new(HashMap::new()), flush })
+        Arc::new(Shared {
+            handle,
+            sink,
+            reqs: Mutex::new(HashMap::new()),
+            flush,
+            bridges: Mutex::new(HashMap::new()),
+            next_bridge: Mutex::new(1),
+        })
     }
 
     pub fn create_pool(&self, id: u32, opts: PoolOptions) -> Arc<Pool> {
@@ -149,6 +181,38 @@ impl Engine {
     pub fn abort(&self, id: u32) {
         if let Some(c) = self.shared.ctl(id) {
             c.abort();
+        }
+    }
+
+    /// JS's socket for BRIDGE_OPEN `id` is connected. False: nobody waits for it any more
+    /// (timed out, pool gone); JS destroys it.
+    pub fn bridge_attach(&self, id: u32, addrs: String) -> bool {
+        self.shared.bridge(id).is_some_and(|b| b.answer(Attach::Ok { addrs }))
+    }
+    /// The user's `connect` failed for BRIDGE_OPEN `id`: the pool handles it as a failed connect.
+    pub fn bridge_fail(&self, id: u32, code: ErrorCode, errno: String, message: String) -> bool {
+        self.shared.bridge(id).is_some_and(|b| b.answer(Attach::Failed { code, errno, message }))
+    }
+    /// Bytes from a bridged socket. False: pause the socket until BRIDGE_DRAIN.
+    pub fn bridge_data(&self, id: u32, chunk: Vec<u8>) -> bool {
+        self.shared.bridge(id).is_none_or(|b| b.push(chunk))
+    }
+    /// A bridged socket ended or closed.
+    pub fn bridge_end(&self, id: u32) {
+        if let Some(b) = self.shared.bridge(id) {
+            b.end();
+        }
+    }
+    /// A bridged socket failed; `errno` is Node's `err.code` (may be empty).
+    pub fn bridge_error(&self, id: u32, errno: &str, message: &str) {
+        if let Some(b) = self.shared.bridge(id) {
+            b.fail(errno, message);
+        }
+    }
+    /// A bridged socket's write buffer is full (false) or drained (true).
+    pub fn bridge_writable(&self, id: u32, writable: bool) {
+        if let Some(b) = self.shared.bridge(id) {
+            b.set_writable(writable);
         }
     }
 }

@@ -27,9 +27,34 @@ pub enum ErrorCode {
     Info = 12,
     /// A streamed body's size differs from its Content-Length (RequestContentLengthMismatchError).
     RequestContentLengthMismatch = 13,
+    /// A custom `connect` function failed; the JS side holds the error object and the message is
+    /// its key there, so the user gets back the very error they passed.
+    User = 14,
 }
 
 impl ErrorCode {
+    /// The code with this number (as JS passes it back), if there is one.
+    pub fn from_u16(n: u16) -> Option<ErrorCode> {
+        use ErrorCode::*;
+        const ALL: [ErrorCode; 14] = [
+            Socket,
+            Parser,
+            ContentLengthMismatch,
+            HeadersOverflow,
+            HeadersTimeout,
+            BodyTimeout,
+            ConnectTimeout,
+            Connect,
+            ResponseTooLarge,
+            InvalidArgument,
+            Internal,
+            Info,
+            RequestContentLengthMismatch,
+            User,
+        ];
+        ALL.into_iter().find(|c| *c as u16 == n)
+    }
+
     pub fn from_decode(e: &DecodeError) -> ErrorCode {
         match e {
             DecodeError::Parse(_) => ErrorCode::Parser,

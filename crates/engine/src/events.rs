@@ -18,6 +18,13 @@
 //! - RETRY (request id): empty — the request went back to the queue after its connection failed
 //!   before any response byte arrived (JS calls `onRequestStart` again when it is re-sent).
 //!
+//! - BRIDGE_OPEN (pool id): `bridge_id: u32` — a bridged pool needs a connection: JS calls the
+//!   user's `connect` function and answers with `bridgeAttach` or `bridgeFail` for that bridge id.
+//! - BRIDGE_WRITE (bridge id): bytes for JS to write to the bridged socket.
+//! - BRIDGE_END (bridge id): empty — end the socket's writable side.
+//! - BRIDGE_CLOSE (bridge id): empty — the engine is done with the socket; JS destroys it.
+//! - BRIDGE_DRAIN (bridge id): empty — the engine took what JS fed it; a paused socket may resume.
+//!
 //! A header list is `count: u16`, then per field `name_len: u16, name, value_len: u32, value`.
 //! An error record is `code: u16, errno_len: u16, errno (e.g. "ECONNREFUSED", may be empty), message`.
 use crate::error::ErrorCode;
@@ -33,6 +40,11 @@ pub const CONNECT_FAILED: u8 = 7;
 pub const RETRY: u8 = 8;
 pub const UPGRADE: u8 = 9;
 pub const BODY_DRAIN: u8 = 10;
+pub const BRIDGE_OPEN: u8 = 11;
+pub const BRIDGE_WRITE: u8 = 12;
+pub const BRIDGE_END: u8 = 13;
+pub const BRIDGE_CLOSE: u8 = 14;
+pub const BRIDGE_DRAIN: u8 = 15;
 
 /// Appends events to a byte queue. Writes the header with a placeholder length and patches it,
 /// so payloads are written straight into the queue without an intermediate buffer.
@@ -115,6 +127,19 @@ impl<'a> Writer<'a> {
         self.out.extend_from_slice(&(errno.len() as u16).to_le_bytes());
         self.out.extend_from_slice(errno);
         self.out.extend_from_slice(message.as_bytes());
+        self.finish(at);
+    }
+
+    /// An event whose payload is `bytes` as they are (BRIDGE_WRITE).
+    pub fn bytes(&mut self, kind: u8, id: u32, bytes: &[u8]) {
+        let at = self.begin(kind, id, bytes.len());
+        self.out.extend_from_slice(bytes);
+        self.finish(at);
+    }
+
+    pub fn bridge_open(&mut self, pool: u32, bridge: u32) {
+        let at = self.begin(BRIDGE_OPEN, pool, 4);
+        self.out.extend_from_slice(&bridge.to_le_bytes());
         self.finish(at);
     }
 

@@ -34,6 +34,9 @@ pub struct PoolOptions {
     /// Connections are sockets JS makes (a custom `connect` function) instead of dialing
     /// `target`: see `transport::bridge`.
     pub bridged: bool,
+    /// TCP keep-alive probes after this much idle time (zero: the system's default time); None
+    /// sends none.
+    pub tcp_keep_alive: Option<Duration>,
 }
 
 /// What `Pool::stats` reports; requests in flight are counted on the JS side.

@@ -1,6 +1,6 @@
-//! Byte transports a connection runs over: TCP, unix domain sockets, and TLS over either (bridged
-//! JS sockets come with the connector work). One enum rather than a trait object keeps reads and
-//! writes statically dispatched on the hot path.
+//! Byte transports a connection runs over: TCP, unix domain sockets, TLS over either, and sockets
+//! bridged from JS (custom connectors). One enum rather than a trait object keeps reads and writes
+//! statically dispatched on the hot path.
 use std::io;
 use std::pin::Pin;
 use std::task::{Context, Poll};
@@ -10,6 +10,7 @@ use tokio::net::TcpStream;
 #[cfg(unix)]
 use tokio::net::UnixStream;
 
+pub mod bridge;
 pub mod tls;
 
 pub use tls::{TlsConfigError, TlsConnector, TlsOptions, TlsVersion};
@@ -39,6 +40,8 @@ pub enum Transport {
     Unix(UnixStream),
     /// Boxed: the TLS state is large and would bloat every other variant.
     Tls(Box<tokio_rustls::client::TlsStream<Plain>>),
+    /// A socket that lives in JS (a custom `connect` function made it); TLS, if any, is Node's.
+    Bridged(bridge::BridgeIo),
 }
 
 #[derive(Debug)]
@@ -49,6 +52,12 @@ pub enum ConnectError {
     /// (e.g. `CERT_HAS_EXPIRED`), `message` its description.
     Tls {
         errno: &'static str,
+        message: String,
+    },
+    /// The JS side could not provide a bridged socket (the user's `connect` failed).
+    Bridge {
+        code: crate::error::ErrorCode,
+        errno: String,
         message: String,
     },
 }
@@ -127,6 +136,7 @@ impl Transport {
             },
             #[cfg(unix)]
             Transport::Unix(_) => None,
+            Transport::Bridged(_) => None,
         }
     }
 }
@@ -172,4 +182,4 @@ macro_rules! forward_io {
 }
 
 forward_io!(Plain { Tcp, Unix #[cfg(unix)] });
-forward_io!(Transport { Tcp, Unix #[cfg(unix)], Tls });
+forward_io!(Transport { Tcp, Unix #[cfg(unix)], Tls, Bridged });

@@ -1,0 +1,14 @@
+// For errors raised before a request reached anything that could control it: the handler still
+// hears them through onResponseError, with a controller whose operations do nothing.
+import type { DispatchController } from '../dispatcher/types.js';
+
+export const detachedController: DispatchController = Object.freeze({
+  aborted: false,
+  paused: false,
+  reason: null,
+  rawHeaders: null,
+  rawTrailers: null,
+  abort() {},
+  pause() {},
+  resume() {},
+});
