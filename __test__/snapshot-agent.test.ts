@@ -1,6 +1,6 @@
 // SnapshotAgent: options, the three modes, the operations, and record → server stopped → playback
 // through every API with identical results (against a real local server).
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { readFileSync, statSync, writeFileSync } from 'node:fs';
 import { Dispatcher, errors } from '../ts/index.js';
 import { fetch } from '../ts/fetch/fetch.js';
@@ -10,31 +10,10 @@ import { MockAgent } from '../ts/mock/mock-agent.js';
 import { SnapshotAgent } from '../ts/mock/snapshot-agent.js';
 import { SnapshotRecorder } from '../ts/mock/snapshot-recorder.js';
 import type { SnapshotEntry } from '../ts/mock/snapshot-format.js';
-import { BIG, BINARY, snapshotServer, tempDir } from './fixtures/snapshot.js';
+import { BIG, BINARY, snapshotServer, tempDir, snapshotTestKit } from './fixtures/snapshot.js';
 import { APIS, type Outcome } from './fixtures/snapshot-apis.js';
 
-const cleanup: (() => unknown)[] = [];
-afterEach(async () => {
-  while (cleanup.length) await cleanup.pop()!();
-});
-
-function agent(options?: SnapshotAgent.Options): SnapshotAgent {
-  const a = new SnapshotAgent(options);
-  cleanup.push(() => (a.closed ? undefined : a.close().catch(() => {})));
-  return a;
-}
-
-async function server(): Promise<Awaited<ReturnType<typeof snapshotServer>>> {
-  const s = await snapshotServer();
-  cleanup.push(() => s.close());
-  return s;
-}
-
-function snapshotFile(): string {
-  const tmp = tempDir();
-  cleanup.push(tmp.remove);
-  return tmp.file();
-}
+const { cleanup, agent, server, snapshotFile } = snapshotTestKit();
 
 async function text(d: Dispatcher, origin: string, path: string, extra: Record<string, unknown> = {}): Promise<string> {
   const res = await d.request({ origin, path, method: 'GET', ...extra });

@@ -1,37 +1,16 @@
 // What a snapshot keeps, exactly: secrets masked by default, multi-value headers, bodies byte for
 // byte in every form, controller-driven replay (pause, resume, abort), maxSnapshots, autoFlush.
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { existsSync, readFileSync } from 'node:fs';
 import { Readable } from 'node:stream';
 import type { DispatchController, Dispatcher, RequestOptions } from '../ts/index.js';
 import { fetch } from '../ts/fetch/fetch.js';
 import { SnapshotAgent } from '../ts/mock/snapshot-agent.js';
 import type { SnapshotEntry } from '../ts/mock/snapshot-format.js';
-import { BIG, BINARY, snapshotServer, tempDir } from './fixtures/snapshot.js';
+import { BIG, BINARY, snapshotServer, tempDir, snapshotTestKit } from './fixtures/snapshot.js';
 import { viaFetch, viaRequest, viaStream } from './fixtures/snapshot-apis.js';
 
-const cleanup: (() => unknown)[] = [];
-afterEach(async () => {
-  while (cleanup.length) await cleanup.pop()!();
-});
-
-function agent(options?: SnapshotAgent.Options): SnapshotAgent {
-  const a = new SnapshotAgent(options);
-  cleanup.push(() => (a.closed ? undefined : a.close().catch(() => {})));
-  return a;
-}
-
-async function server(): Promise<Awaited<ReturnType<typeof snapshotServer>>> {
-  const s = await snapshotServer();
-  cleanup.push(() => s.close());
-  return s;
-}
-
-function snapshotFile(): string {
-  const tmp = tempDir();
-  cleanup.push(tmp.remove);
-  return tmp.file();
-}
+const { cleanup, agent, server, snapshotFile } = snapshotTestKit();
 
 async function send(d: Dispatcher, origin: string, req: Partial<RequestOptions>): Promise<string> {
   const res = await d.request({ origin, path: '/count', method: 'GET', ...req } as RequestOptions);

@@ -1,30 +1,15 @@
 // The snapshot file: the format as the spec lists it, atomic saves, a stable order (re-recording the
 // same traffic gives the same bytes), and clear errors for files that cannot be loaded.
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { mkdirSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { errors } from '../ts/index.js';
 import type { DispatchHandler } from '../ts/index.js';
 import { SnapshotAgent } from '../ts/mock/snapshot-agent.js';
 import type { SnapshotEntry } from '../ts/mock/snapshot-format.js';
-import { BINARY, snapshotServer, tempDir } from './fixtures/snapshot.js';
+import { BINARY, snapshotServer, tempDir, snapshotTestKit } from './fixtures/snapshot.js';
 
-const cleanup: (() => unknown)[] = [];
-afterEach(async () => {
-  while (cleanup.length) await cleanup.pop()!();
-});
-
-function agent(options?: SnapshotAgent.Options): SnapshotAgent {
-  const a = new SnapshotAgent(options);
-  cleanup.push(() => (a.closed ? undefined : a.close().catch(() => {})));
-  return a;
-}
-
-async function server(): Promise<Awaited<ReturnType<typeof snapshotServer>>> {
-  const s = await snapshotServer();
-  cleanup.push(() => s.close());
-  return s;
-}
+const { cleanup, agent, server } = snapshotTestKit();
 
 function temp(): ReturnType<typeof tempDir> {
   const tmp = tempDir();

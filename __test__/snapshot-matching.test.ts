@@ -1,29 +1,14 @@
 // Which requests a snapshot answers: every matching option, URL exclusion, the should* hooks, the
 // canonical hash, and the closest-snapshot diagnosis of a playback miss.
 import { createHash } from 'node:crypto';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { RequestOptions } from '../ts/index.js';
 import { SnapshotAgent } from '../ts/mock/snapshot-agent.js';
 import type { SnapshotRequest } from '../ts/mock/snapshot-format.js';
 import { canonicalJson, snapshotHash, snapshotKey, type SnapshotMatchOptions } from '../ts/mock/snapshot-key.js';
-import { snapshotServer } from './fixtures/snapshot.js';
+import { snapshotServer, snapshotTestKit } from './fixtures/snapshot.js';
 
-const cleanup: (() => unknown)[] = [];
-afterEach(async () => {
-  while (cleanup.length) await cleanup.pop()!();
-});
-
-function agent(options?: SnapshotAgent.Options): SnapshotAgent {
-  const a = new SnapshotAgent(options);
-  cleanup.push(() => (a.closed ? undefined : a.close().catch(() => {})));
-  return a;
-}
-
-async function server(): Promise<Awaited<ReturnType<typeof snapshotServer>>> {
-  const s = await snapshotServer();
-  cleanup.push(() => s.close());
-  return s;
-}
+const { cleanup, agent, server } = snapshotTestKit();
 
 type Req = Partial<RequestOptions>;
 

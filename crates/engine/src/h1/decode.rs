@@ -5,6 +5,7 @@
 //! (RFC 9112 §6.3), chunked decoding and the smuggling defences are ours. Payload is split off the
 //! input buffer, never copied.
 
+use super::token::is_tchar;
 use bytes::{Buf, Bytes, BytesMut};
 use std::collections::VecDeque;
 use std::fmt;
@@ -833,27 +834,6 @@ fn parse_chunk_line(buf: &[u8]) -> Result<Option<(usize, u64)>, DecodeError> {
         return Err(DecodeError::Parse("invalid chunk size"));
     }
     Ok(Some((lf + 1, size)))
-}
-
-fn is_tchar(b: u8) -> bool {
-    b.is_ascii_alphanumeric()
-        || matches!(
-            b,
-            b'!' | b'#'
-                | b'$'
-                | b'%'
-                | b'&'
-                | b'\''
-                | b'*'
-                | b'+'
-                | b'-'
-                | b'.'
-                | b'^'
-                | b'_'
-                | b'`'
-                | b'|'
-                | b'~'
-        )
 }
 
 fn skip_ws(s: &[u8]) -> &[u8] {

@@ -4,6 +4,7 @@
 //! boundary carries a single string instead of an array of objects. This module validates it and
 //! writes the wire form in one pass, straight into the connection's output buffer.
 
+use super::token::is_token;
 use std::fmt;
 
 /// How the request body is delimited on the wire.
@@ -54,40 +55,6 @@ impl std::error::Error for EncodeError {}
 
 /// The terminating chunk of a chunked body (no trailers).
 pub const LAST_CHUNK: &[u8] = b"0\r\n\r\n";
-
-/// RFC 9110 §5.6.2 tchar, as a lookup table so validation is one load per byte.
-const TCHAR: [bool; 256] = {
-    let mut t = [false; 256];
-    let mut i = 0;
-    while i < 256 {
-        let b = i as u8;
-        t[i] = b.is_ascii_alphanumeric()
-            || matches!(
-                b,
-                b'!' | b'#'
-                    | b'$'
-                    | b'%'
-                    | b'&'
-                    | b'\''
-                    | b'*'
-                    | b'+'
-                    | b'-'
-                    | b'.'
-                    | b'^'
-                    | b'_'
-                    | b'`'
-                    | b'|'
-                    | b'~'
-            );
-        i += 1;
-    }
-    t
-};
-
-#[inline]
-fn is_token(s: &[u8]) -> bool {
-    !s.is_empty() && s.iter().all(|&b| TCHAR[b as usize])
-}
 
 #[inline]
 fn is_valid_path(s: &[u8]) -> bool {

@@ -2,6 +2,7 @@
 //! decoded into heads, body chunks and ends. No sockets, no timers: `conn/` drives it.
 pub mod decode;
 pub mod encode;
+mod token;
 
 pub use decode::{DecodeError, Decoded, Expect, Head, HeaderBlock, ResponseDecoder};
 pub use encode::{encode_request_head, BodyFraming, EncodeError, RequestKind};
