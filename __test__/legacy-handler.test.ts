@@ -8,7 +8,7 @@ import type { DispatchFn, DispatchHandler, DispatchOptions, Dispatcher } from '.
 import { MockAgent } from '../ts/mock/mock-agent.js';
 import { Dispatcher1Wrapper } from '../ts/dispatcher/dispatcher1-wrapper.js';
 import { isLegacyHandler, toControllerHandler } from '../ts/handler/legacy-handler.js';
-import { httpServer, type Running } from './fixtures/servers.js';
+import { httpServer, type Running, backpressuredBody } from './fixtures/servers.js';
 
 const cleanup: (() => Promise<unknown> | void)[] = [];
 afterEach(async () => {
@@ -103,20 +103,8 @@ describe('legacy handlers on a real Client', () => {
   });
 
   it('returning false from onData pauses until resume() is called', async () => {
-    const chunk = Buffer.alloc(64 * 1024, 'z');
-    const total = 1024 * chunk.length; // 64 MiB
-    const srv = await serve((_req, res) => {
-      res.writeHead(200, { 'content-length': String(total) });
-      let written = 0;
-      const pump = (): void => {
-        while (written < total) {
-          written += chunk.length;
-          if (!res.write(chunk)) return void res.once('drain', pump);
-        }
-        res.end();
-      };
-      pump();
-    });
+    const total = 64 * 1024 * 1024; // 64 MiB
+    const srv = await serve(backpressuredBody(total, 'z'));
     const client = track(new Client(srv.origin));
     let received = 0;
     let pausedAt = -1;
@@ -150,20 +138,8 @@ describe('legacy handlers on a real Client', () => {
   });
 
   it('returning false from onHeaders pauses the body until resume()', async () => {
-    const chunk = Buffer.alloc(64 * 1024, 'h');
-    const total = 1024 * chunk.length; // 64 MiB
-    const srv = await serve((_req, res) => {
-      res.writeHead(200, { 'content-length': String(total) });
-      let written = 0;
-      const pump = (): void => {
-        while (written < total) {
-          written += chunk.length;
-          if (!res.write(chunk)) return void res.once('drain', pump);
-        }
-        res.end();
-      };
-      pump();
-    });
+    const total = 64 * 1024 * 1024; // 64 MiB
+    const srv = await serve(backpressuredBody(total, 'h'));
     const client = track(new Client(srv.origin));
     let received = 0;
     const [handler, rec] = legacy({

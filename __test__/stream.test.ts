@@ -6,7 +6,7 @@ import { Writable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Client, errors } from '../ts/index.js';
 import type { StreamData, StreamFactoryData } from '../ts/index.js';
-import { httpServer, type Running } from './fixtures/servers.js';
+import { httpServer, type Running, backpressuredBody } from './fixtures/servers.js';
 import { useCleanup } from './fixtures/cleanup.js';
 
 const cleanup = useCleanup();
@@ -83,20 +83,8 @@ describe('stream()', () => {
   });
 
   it('respects the Writable’s backpressure: the request pauses on write() false and resumes on drain', async () => {
-    const chunk = Buffer.alloc(64 * 1024, 'y');
-    const total = 1024 * chunk.length; // 64 MiB: far beyond socket buffers and the engine's queue bound
-    const srv = await serve((_req, res) => {
-      res.writeHead(200, { 'content-length': String(total) });
-      let written = 0;
-      const pump = (): void => {
-        while (written < total) {
-          written += chunk.length;
-          if (!res.write(chunk)) return void res.once('drain', pump);
-        }
-        res.end();
-      };
-      pump();
-    });
+    const total = 64 * 1024 * 1024; // 64 MiB: far beyond socket buffers and the engine's queue bound
+    const srv = await serve(backpressuredBody(total, 'y'));
     const client = track(new Client(srv.origin));
     // A Writable that stalls on its first write until the test lets it go.
     let received = 0;
