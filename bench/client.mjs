@@ -5,6 +5,7 @@
 //
 // Config:
 //   contender     ferro-request | ferro-dispatch | undici-request | undici-dispatch | node-http
+//                 | ferro-fetch | undici-fetch (WHATWG fetch on the library's own Pool)
 //                 | ferro-bridged (ferro's request API over sockets from a custom connector)
 //   origin        e.g. http://127.0.0.1:12345 or https://127.0.0.1:12346
 //   caFile        for https origins: the CA that signed the server's certificate
@@ -160,6 +161,29 @@ function dispatchContender({ mod, lib }) {
   };
 }
 
+// WHATWG fetch with the library's Pool as its dispatcher; arrayBuffer() reads the whole body.
+function fetchContender({ mod, lib }) {
+  if (typeof mod.fetch !== 'function') throw new Error(`${lib.name} does not export fetch`);
+  const pool = new mod.Pool(cfg.origin, poolOptions());
+  const url = new URL(cfg.path, cfg.origin).href;
+  const init = { dispatcher: pool, ...(cfg.reset ? { headers: { connection: 'close' } } : null) };
+  async function one() {
+    const res = await mod.fetch(url, init);
+    const ab = await res.arrayBuffer();
+    return [res.status, ab.byteLength];
+  }
+  return {
+    lib,
+    issue(cb) {
+      one().then(
+        ([status, bytes]) => cb(null, status, bytes),
+        (err) => cb(err),
+      );
+    },
+    close: () => pool.close(),
+  };
+}
+
 // Any function other than buildConnector's own result makes ferro connect through it (bridged).
 async function bridgedContender(loaded) {
   let build = loaded.mod.buildConnector;
@@ -213,6 +237,10 @@ async function makeContender(name) {
       return requestContender(await loadUndici());
     case 'undici-dispatch':
       return dispatchContender(await loadUndici());
+    case 'ferro-fetch':
+      return fetchContender(await loadFerro());
+    case 'undici-fetch':
+      return fetchContender(await loadUndici());
     case 'node-http':
       return nodeHttpContender();
     case 'ferro-bridged':

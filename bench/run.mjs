@@ -11,11 +11,14 @@
 //   --rounds=N               rounds per scenario             (env BENCH_ROUNDS, default 2)
 //   --latency-requests=N     timed requests, latency mode    (env BENCH_LATENCY_REQUESTS, default 3000)
 //   --contenders=a,b         subset of contenders            (env BENCH_CONTENDERS; ferro-bridged is opt-in)
-//   --scenarios=a,b          subset of small,64k,https,new-connections,new-connections-no-resume,latency
-//                                                            (env BENCH_SCENARIOS)
+//   --scenarios=a,b          subset of small,64k,https,new-connections,new-connections-no-resume,latency,
+//                            memory                          (env BENCH_SCENARIOS)
+//   --server-cpus=LIST       pin the server to these CPUs (taskset list, e.g. 0 or 0-7)
+//   --client-cpus=LIST       pin every client turn to these CPUs (e.g. 1 or 8,9)
+//   --server-workers=N       run the server as a node:cluster of N processes (default 1)
 // Environment only:
 //   BENCH_FERRO=path         ferro entry module to load instead of dist/index.js
-import { fork } from 'node:child_process';
+import { fork, spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -27,7 +30,17 @@ const ROOT = path.resolve(BENCH_DIR, '..');
 const FERRO_ENTRY = path.resolve(process.env.BENCH_FERRO ?? path.join(ROOT, 'dist', 'index.js'));
 const RESULTS_FILE = path.join(BENCH_DIR, 'results', 'latest.json');
 
-const DEFAULT_CONTENDERS = ['ferro-request', 'ferro-dispatch', 'undici-request', 'undici-dispatch', 'node-http'];
+const DEFAULT_CONTENDERS = [
+  'ferro-request',
+  'ferro-dispatch',
+  'ferro-fetch',
+  'undici-request',
+  'undici-dispatch',
+  'undici-fetch',
+  'node-http',
+];
+// fetch is measured where it is a throughput question; new connections and latency compare the transports.
+const FETCH_CONTENDERS = ['ferro-fetch', 'undici-fetch'];
 // ferro-bridged: ferro's request API over Node sockets from a custom connector (the bridged transport).
 const ALL_CONTENDERS = [...DEFAULT_CONTENDERS, 'ferro-bridged'];
 // Each contender is compared with undici's same API.
@@ -36,6 +49,8 @@ const BASELINE = {
   'ferro-dispatch': 'undici-dispatch',
   'undici-request': 'undici-request',
   'undici-dispatch': 'undici-dispatch',
+  'ferro-fetch': 'undici-fetch',
+  'undici-fetch': 'undici-fetch',
   'node-http': 'undici-request',
   'ferro-bridged': 'undici-request',
 };
@@ -77,13 +92,28 @@ const opt = {
     num(args['latency-requests'] ?? env.BENCH_LATENCY_REQUESTS ?? (quick ? 500 : 3000), 'latency-requests'),
   ),
   contenders: list(args.contenders ?? env.BENCH_CONTENDERS ?? DEFAULT_CONTENDERS.join(',')),
-  scenarios: list(args.scenarios ?? env.BENCH_SCENARIOS ?? 'small,64k,https,new-connections,new-connections-no-resume,latency'),
+  scenarios: list(
+    args.scenarios ?? env.BENCH_SCENARIOS ?? 'small,64k,https,new-connections,new-connections-no-resume,latency,memory',
+  ),
+  serverCpus: cpuList(args['server-cpus'], 'server-cpus'),
+  clientCpus: cpuList(args['client-cpus'], 'client-cpus'),
+  serverWorkers: Math.round(num(args['server-workers'] ?? 1, 'server-workers')),
 };
+if ((opt.serverCpus || opt.clientCpus) && spawnSync('taskset', ['-V']).status !== 0) {
+  throw new Error('--server-cpus / --client-cpus need taskset (util-linux)');
+}
+
+function cpuList(value, name) {
+  if (value == null) return null;
+  if (!/^\d+(-\d+)?(,\d+(-\d+)?)*$/.test(String(value))) throw new Error(`${name} must be a CPU list such as 0 or 0-3,8, got ${value}`);
+  return String(value);
+}
 for (const c of opt.contenders) if (!ALL_CONTENDERS.includes(c)) throw new Error(`unknown contender ${c}`);
 
 const THROUGHPUT = { mode: 'throughput', concurrency: 100, connections: 50, pipelining: 10 };
 const NEW_CONNECTIONS = {
   mode: 'throughput',
+  noFetch: true,
   concurrency: 10,
   connections: 10,
   pipelining: 1,
@@ -106,8 +136,11 @@ const SCENARIOS = {
     maxCachedSessions: 0,
     title: 'a new TLS connection per request, maxCachedSessions: 0',
   },
+  // Peak RSS of the client process with 10,000 requests in flight on Pool 50 × pipelining 10.
+  memory: { ...THROUGHPUT, noFetch: true, concurrency: 10_000, path: '/small', expectBytes: 12, title: 'peak RSS, 10,000 in flight' },
   latency: {
     mode: 'latency',
+    noFetch: true,
     concurrency: 1,
     connections: 1,
     pipelining: 1,
@@ -158,11 +191,18 @@ function log(msg) {
   process.stderr.write(msg + '\n');
 }
 
+// A node process with an IPC channel, pinned to `cpus` through taskset when a list is given.
+function forkNode(script, args, cpus, { execArgv, stdio, env = process.env }) {
+  if (!cpus) return fork(script, args, { execArgv, stdio, env });
+  return spawn('taskset', ['-c', cpus, process.execPath, ...execArgv, script, ...args], { stdio, env });
+}
+
 function startServer() {
   return new Promise((resolve, reject) => {
-    const child = fork(path.join(BENCH_DIR, 'server.mjs'), [], {
+    const child = forkNode(path.join(BENCH_DIR, 'server.mjs'), [], opt.serverCpus, {
       execArgv: ['--max-semi-space-size=16'],
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+      env: { ...process.env, BENCH_SERVER_WORKERS: String(opt.serverWorkers) },
     });
     children.add(child);
     const timer = setTimeout(() => reject(new Error('server did not start within 10 s')), 10_000);
@@ -210,7 +250,7 @@ function startServer() {
 // One turn: fork a client, collect its result, kill it if it hangs.
 function runTurn(server, cfg, timeoutMs) {
   return new Promise((resolve) => {
-    const child = fork(path.join(BENCH_DIR, 'client.mjs'), [JSON.stringify(cfg)], {
+    const child = forkNode(path.join(BENCH_DIR, 'client.mjs'), [JSON.stringify(cfg)], opt.clientCpus, {
       execArgv: [],
       stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
     });
@@ -262,6 +302,7 @@ function runTurn(server, cfg, timeoutMs) {
 
 const fmtInt = (n) => Math.round(n).toLocaleString('en-US');
 const fmt1 = (n) => (n == null ? '–' : n.toFixed(1));
+const fmtMb = (kb) => (kb == null ? '–' : (kb / 1024).toFixed(0));
 const ratio = (a, b) => (a == null || b == null || !b ? '–' : `${(a / b).toFixed(2)}×`);
 
 function pickMedian(rounds, key) {
@@ -280,23 +321,37 @@ function errorCell(r) {
 
 function throughputTable(results) {
   const lines = [
-    '| scenario | contender | req/s | CPU µs/req | req/s vs undici | CPU vs undici |',
-    '|---|---|---:|---:|---:|---:|',
+    '| scenario | contender | req/s | CPU µs/req | RSS MB | req/s vs undici | CPU vs undici |',
+    '|---|---|---:|---:|---:|---:|---:|',
   ];
   for (const [name, sc] of Object.entries(results)) {
-    if (SCENARIOS[name].mode !== 'throughput') continue;
-    for (const c of opt.contenders) {
+    if (SCENARIOS[name].mode !== 'throughput' || name === 'memory') continue;
+    for (const c of sc.contenders) {
       const r = sc.median[c];
       if (!r?.ok) {
-        lines.push(`| ${name} | ${c} | ${errorCell(r)} | | | |`);
+        lines.push(`| ${name} | ${c} | ${errorCell(r)} | | | | |`);
         continue;
       }
       const base = sc.median[BASELINE[c]];
       const b = base?.ok ? base : null;
       lines.push(
-        `| ${name} | ${c} | ${fmtInt(r.reqPerSec)} | ${fmt1(r.cpuUsPerReq)} | ${ratio(r.reqPerSec, b?.reqPerSec)} | ${ratio(r.cpuUsPerReq, b?.cpuUsPerReq)} |`,
+        `| ${name} | ${c} | ${fmtInt(r.reqPerSec)} | ${fmt1(r.cpuUsPerReq)} | ${fmtMb(r.maxRssKb)} | ${ratio(r.reqPerSec, b?.reqPerSec)} | ${ratio(r.cpuUsPerReq, b?.cpuUsPerReq)} |`,
       );
     }
+  }
+  return lines.join('\n');
+}
+
+function memoryTable(sc) {
+  const lines = ['| contender | peak RSS MB | req/s | RSS vs undici |', '|---|---:|---:|---:|'];
+  for (const c of sc.contenders) {
+    const r = sc.median[c];
+    if (!r?.ok) {
+      lines.push(`| ${c} | ${errorCell(r)} | | |`);
+      continue;
+    }
+    const base = sc.median[BASELINE[c]];
+    lines.push(`| ${c} | ${fmtMb(r.maxRssKb)} | ${fmtInt(r.reqPerSec)} | ${ratio(r.maxRssKb, base?.ok ? base.maxRssKb : null)} |`);
   }
   return lines.join('\n');
 }
@@ -306,7 +361,7 @@ function latencyTable(sc) {
     '| contender | p50 µs | p99 µs | mean µs | CPU µs/req | p50 vs undici | p99 vs undici |',
     '|---|---:|---:|---:|---:|---:|---:|',
   ];
-  for (const c of opt.contenders) {
+  for (const c of sc.contenders) {
     const r = sc.median[c];
     if (!r?.ok) {
       lines.push(`| ${c} | ${errorCell(r)} | | | | | |`);
@@ -351,6 +406,12 @@ async function main() {
       `new-connections: 10 in flight, Pool 10 connections, reset: true (one TLS connection per request); ` +
       `latency: ${opt.latencyRequests} sequential requests on 1 connection`,
   );
+  out.push(
+    opt.serverCpus || opt.clientCpus
+      ? `- placement: separate cores — server on CPUs ${opt.serverCpus ?? 'any'}, client on CPUs ${opt.clientCpus ?? 'any'}`
+      : '- placement: co-located (server and client share every core)',
+  );
+  if (opt.serverWorkers > 1) out.push(`- server: node:cluster of ${opt.serverWorkers} processes`);
   if (opt.quick) out.push('- **quick run**: smoke test only, numbers are noisy');
   // Print the header now so a long run shows what it is doing.
   process.stdout.write(out.join('\n') + '\n\n');
@@ -364,11 +425,12 @@ async function main() {
   const results = {};
   for (const name of opt.scenarios) {
     const sc = SCENARIOS[name];
-    const rounds = Object.fromEntries(opt.contenders.map((c) => [c, []]));
+    const contenders = opt.contenders.filter((c) => !FETCH_CONTENDERS.includes(c) || !sc.noFetch);
+    const rounds = Object.fromEntries(contenders.map((c) => [c, []]));
     for (let round = 0; round < opt.rounds; round++) {
       // Rotate the order each round so no contender always runs first or last.
-      const k = round % opt.contenders.length;
-      const order = [...opt.contenders.slice(k), ...opt.contenders.slice(0, k)];
+      const k = round % contenders.length;
+      const order = [...contenders.slice(k), ...contenders.slice(0, k)];
       for (const contender of order) {
         const cfg = {
           contender,
@@ -405,10 +467,9 @@ async function main() {
       }
     }
     const median = {};
-    for (const c of opt.contenders) {
-      median[c] = pickMedian(rounds[c], sc.mode === 'latency' ? (r) => r.latency.p50 : (r) => -r.reqPerSec);
-    }
-    results[name] = { ...sc, rounds, median };
+    const key = sc.mode === 'latency' ? (r) => r.latency.p50 : name === 'memory' ? (r) => r.maxRssKb : (r) => -r.reqPerSec;
+    for (const c of contenders) median[c] = pickMedian(rounds[c], key);
+    results[name] = { ...sc, contenders, rounds, median };
   }
   server.stop();
 
@@ -417,6 +478,7 @@ async function main() {
     report.push('## Throughput', '', throughputTable(results), '');
   }
   if (results.latency) report.push(`## Latency: ${SCENARIOS.latency.title}`, '', latencyTable(results.latency), '');
+  if (results.memory) report.push(`## Memory: ${SCENARIOS.memory.title}`, '', memoryTable(results.memory), '');
   report.push(
     'Ratios compare with undici\'s same API (ferro-request and node-http vs undici-request, ferro-dispatch vs ' +
       'undici-dispatch): req/s above 1.00× is faster, CPU and latency below 1.00× are better.',
@@ -427,7 +489,7 @@ async function main() {
   const notes = new Map();
   const note = (msg, where) => notes.set(msg, [...(notes.get(msg) ?? []), where]);
   for (const [name, sc] of Object.entries(results)) {
-    for (const c of opt.contenders) {
+    for (const c of sc.contenders) {
       for (const r of sc.rounds[c]) {
         const where = `${name}/${c}${opt.rounds > 1 ? `#${r.round + 1}` : ''}`;
         if (!r.ok) note(r.error, where);

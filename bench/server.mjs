@@ -8,6 +8,10 @@
 // { type: 'cpu', id } with { type: 'cpu', id, usage } (its own process.cpuUsage()), so the parent can
 // tell how much CPU the server spent during a measured window. Started by hand
 // (`node bench/server.mjs [port [httpsPort]]`) it prints both ports on stdout.
+//
+// BENCH_SERVER_WORKERS=N (N > 1) runs a node:cluster of N worker processes sharing both ports, so
+// the server is not the bottleneck when it has cores of its own; the CPU answer then sums them all.
+import cluster from 'node:cluster';
 import fs from 'node:fs';
 import http from 'node:http';
 import https from 'node:https';
@@ -38,31 +42,75 @@ function handle(req, res) {
   }
 }
 
-const tlsDir = new URL('../__test__/fixtures/tls/', import.meta.url);
-const server = http.createServer(handle);
-const secure = https.createServer(
-  { key: fs.readFileSync(new URL('localhost.key', tlsDir)), cert: fs.readFileSync(new URL('localhost.pem', tlsDir)) },
-  handle,
-);
-// A client dropping a connection mid-handshake must not take the server down.
-secure.on('tlsClientError', () => {});
+const WORKERS = Math.max(1, Number(process.env.BENCH_SERVER_WORKERS ?? 1) | 0);
+if (WORKERS > 1 && cluster.isPrimary) await runPrimary();
+else await runServer();
 
-for (const s of [server, secure]) {
-  s.keepAliveTimeout = 10 * 60 * 1000; // never close an idle keep-alive connection during a run
-  s.maxRequestsPerSocket = 0; // unlimited requests per connection
-  // headersTimeout / requestTimeout: Node defaults.
+// The cluster's primary: it serves nothing itself, forwards the ports and sums the workers' CPU.
+async function runPrimary() {
+  const workers = Array.from({ length: WORKERS }, () => cluster.fork());
+  const ready = await Promise.all(
+    workers.map((w) => new Promise((resolve) => w.on('message', (m) => m?.type === 'ready' && resolve(m)))),
+  );
+  const { port, httpsPort } = ready[0];
+  if (process.send) process.send({ type: 'ready', port, httpsPort, workers: WORKERS });
+  else console.log(port, httpsPort);
+  if (!process.send) return;
+  let nextAsk = 0;
+  const answers = new Map();
+  for (const w of workers) {
+    w.on('message', (m) => {
+      if (m?.type !== 'cpu') return;
+      const entry = answers.get(m.id);
+      if (!entry) return;
+      entry.user += m.usage.user;
+      entry.system += m.usage.system;
+      if (--entry.left === 0) {
+        answers.delete(m.id);
+        process.send({ type: 'cpu', id: entry.parentId, usage: { user: entry.user, system: entry.system } });
+      }
+    });
+  }
+  process.on('message', (msg) => {
+    if (msg?.type !== 'cpu') return;
+    const id = nextAsk++;
+    const own = process.cpuUsage();
+    answers.set(id, { parentId: msg.id, left: workers.length, user: own.user, system: own.system });
+    for (const w of workers) w.send({ type: 'cpu', id });
+  });
+  process.on('disconnect', () => {
+    for (const w of workers) w.kill();
+    process.exit(0);
+  });
 }
 
-const listen = (s, port) => new Promise((resolve) => s.listen(port, '127.0.0.1', () => resolve(s.address().port)));
-const port = await listen(server, Number(process.argv[2] ?? 0));
-const httpsPort = await listen(secure, Number(process.argv[3] ?? 0));
-if (process.send) process.send({ type: 'ready', port, httpsPort });
-else console.log(port, httpsPort);
+async function runServer() {
+  const tlsDir = new URL('../__test__/fixtures/tls/', import.meta.url);
+  const server = http.createServer(handle);
+  const secure = https.createServer(
+    { key: fs.readFileSync(new URL('localhost.key', tlsDir)), cert: fs.readFileSync(new URL('localhost.pem', tlsDir)) },
+    handle,
+  );
+  // A client dropping a connection mid-handshake must not take the server down.
+  secure.on('tlsClientError', () => {});
 
-if (process.send) {
-  process.on('message', (msg) => {
-    if (msg && msg.type === 'cpu') process.send({ type: 'cpu', id: msg.id, usage: process.cpuUsage() });
-  });
-  // The parent went away (crashed, killed, finished): do not linger.
-  process.on('disconnect', () => process.exit(0));
+  for (const s of [server, secure]) {
+    s.keepAliveTimeout = 10 * 60 * 1000; // never close an idle keep-alive connection during a run
+    s.maxRequestsPerSocket = 0; // unlimited requests per connection
+    // headersTimeout / requestTimeout: Node defaults.
+  }
+
+  const listen = (s, port) => new Promise((resolve) => s.listen(port, '127.0.0.1', () => resolve(s.address().port)));
+  const port = await listen(server, Number(process.argv[2] ?? 0));
+  const httpsPort = await listen(secure, Number(process.argv[3] ?? 0));
+  if (process.send) process.send({ type: 'ready', port, httpsPort });
+  else console.log(port, httpsPort);
+
+  if (process.send) {
+    process.on('message', (msg) => {
+      if (msg && msg.type === 'cpu') process.send({ type: 'cpu', id: msg.id, usage: process.cpuUsage() });
+    });
+    // The parent went away (crashed, killed, finished): do not linger.
+    process.on('disconnect', () => process.exit(0));
+  }
 }
