@@ -1,6 +1,7 @@
 //! The classes JavaScript holds: `NativeEngine` (one per JS environment) and `NativePool` (one per
 //! Client/Pool). Every call is synchronous and cheap: it queues work for the engine thread.
 use crate::queue::Queue;
+use ferro_engine::h2::H2Options;
 use ferro_engine::{Engine, ErrorCode, Pool, PoolOptions, StreamLength, Target};
 use napi::bindgen_prelude::*;
 use napi::JsValue;
@@ -33,6 +34,14 @@ pub struct PoolConfig {
     /// TCP keep-alive probes after this many idle ms (0: the system's default); absent or
     /// negative: none.
     pub tcp_keep_alive: Option<i32>,
+    /// HTTP/2 sessions (when ALPN picks h2): streams at once per session (0: the server's limit).
+    pub max_concurrent_streams: Option<u32>,
+    pub initial_window_size: Option<u32>,
+    pub connection_window_size: Option<u32>,
+    /// Milliseconds between keep-alive PINGs; 0 or absent: none.
+    pub ping_interval: Option<u32>,
+    /// HTTP/2 without TLS (prior knowledge) on plain connections.
+    pub h2c: Option<bool>,
 }
 
 #[napi]
@@ -84,6 +93,16 @@ impl NativeEngine {
             max_requests_per_connection: cfg.max_requests_per_client as u64,
             bridged: cfg.bridged.unwrap_or(false),
             tcp_keep_alive: cfg.tcp_keep_alive.filter(|ms| *ms >= 0).map(|ms| Duration::from_millis(ms as u64)),
+            h2: {
+                let d = H2Options::default();
+                H2Options {
+                    max_concurrent_streams: cfg.max_concurrent_streams.unwrap_or(d.max_concurrent_streams),
+                    initial_window_size: cfg.initial_window_size.unwrap_or(d.initial_window_size),
+                    connection_window_size: cfg.connection_window_size.unwrap_or(d.connection_window_size),
+                    ping_interval: cfg.ping_interval.and_then(ms),
+                    prior_knowledge: cfg.h2c.unwrap_or(false),
+                }
+            },
         };
         let id = self.next_pool;
         self.next_pool = self.next_pool.wrapping_add(1).max(1);

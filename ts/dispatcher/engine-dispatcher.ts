@@ -3,6 +3,7 @@
 // destroy bookkeeping of the Dispatcher interface.
 import { Readable } from 'node:stream';
 import { bridge, createPool, forgetPool, scheduleFlush } from '../native/engine.js';
+import { h2PoolConfig, type H2Options } from './h2-options.js';
 import type { NativePool } from '../native/binding.js';
 import type { PoolSink } from '../native/events.js';
 import { engineError, USER_ERROR } from '../native/error-codes.js';
@@ -38,6 +39,13 @@ export interface EngineDispatcherOptions {
   tls?: Record<string, unknown> | null;
   allowH2?: boolean | null;
   maxCachedSessions?: number | null;
+  /** HTTP/2 session settings (h2-options.ts); the top-level names are undici's deprecated ones. */
+  h2Options?: H2Options | null;
+  maxConcurrentStreams?: number;
+  initialWindowSize?: number;
+  connectionWindowSize?: number;
+  pingInterval?: number;
+  useH2c?: boolean;
 }
 
 // Request flags understood by the engine (crates/engine/src/request.rs).
@@ -159,6 +167,7 @@ export class EngineDispatcher extends Dispatcher implements PoolSink, RequestOwn
         bridged: bridged !== null,
         // undici's connector turns TCP keep-alive on (60 s) unless `keepAlive: false`.
         tcpKeepAlive: connect.keepAlive === false ? -1 : optNumber(connect.keepAliveInitialDelay, 'keepAliveInitialDelay', 60e3),
+        ...h2PoolConfig(opts as Record<string, unknown>),
       },
       this,
     ));

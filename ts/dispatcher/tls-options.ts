@@ -141,9 +141,8 @@ export function tlsConfig(opts: Options, connect: Options): TlsConfig {
   const hasKey = o.key != null;
   if (hasCert !== hasKey) throw new InvalidArgumentError(hasCert ? 'cert requires a key' : 'key requires a cert');
 
-  // Unlike undici (which offers h2 unless told not to), h2 is offered only on request until the
-  // engine speaks it.
-  const alpnProtocols = allowH2 === true ? (preferH2 === true ? ['h2', 'http/1.1'] : ['http/1.1', 'h2']) : ['http/1.1'];
+  // As undici 8: h2 is offered unless `allowH2: false`; the engine serves whichever ALPN picks.
+  const alpnProtocols = allowH2 !== false ? (preferH2 === true ? ['h2', 'http/1.1'] : ['http/1.1', 'h2']) : ['http/1.1'];
 
   const rejectUnauthorized =
     o.rejectUnauthorized != null ? o.rejectUnauthorized !== false : process.env.NODE_TLS_REJECT_UNAUTHORIZED !== '0';

@@ -24,6 +24,12 @@ export interface PoolConfig {
   bridged?: boolean;
   /** TCP keep-alive probes after this many idle ms (0: the system's default); negative: none. */
   tcpKeepAlive?: number;
+  /** HTTP/2 sessions (ts/dispatcher/h2-options.ts). */
+  maxConcurrentStreams?: number;
+  initialWindowSize?: number;
+  connectionWindowSize?: number;
+  pingInterval?: number;
+  h2c?: boolean;
 }
 
 export interface TlsConfig {

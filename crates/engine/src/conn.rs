@@ -60,6 +60,10 @@ pub(crate) async fn run(pool: Arc<Pool>, conn_id: u64) {
         }
         let _ = socket2::SockRef::from(tcp).set_tcp_keepalive(&ka);
     }
+    let h2 = if io.is_tls() { io.alpn() == Some(b"h2".as_slice()) } else { pool.opts.h2.prior_knowledge };
+    if h2 {
+        return crate::h2::session::run(pool, conn_id, io).await;
+    }
     pool.on_connected();
     // Addresses as upgraded sockets report them (remoteAddress / localPort ...).
     let tcp = io.tcp().map(|s| (s.local_addr(), s.peer_addr()));

@@ -5,6 +5,7 @@ pub mod engine;
 pub mod error;
 pub mod events;
 pub mod h1;
+pub mod h2;
 pub mod pool;
 pub mod request;
 pub mod transport;

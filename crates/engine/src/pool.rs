@@ -37,6 +37,8 @@ pub struct PoolOptions {
     /// TCP keep-alive probes after this much idle time (zero: the system's default time); None
     /// sends none.
     pub tcp_keep_alive: Option<Duration>,
+    /// Settings for sessions where ALPN chose h2.
+    pub h2: crate::h2::H2Options,
 }
 
 /// What `Pool::stats` reports; requests in flight are counted on the JS side.
@@ -64,6 +66,9 @@ pub(crate) struct PoolState {
     next_conn: u64,
     pub closing: bool,
     pub destroyed: bool,
+    /// Once a connection of this pool negotiated h2: how many requests one session takes, so a
+    /// burst wakes a session instead of opening a connection per request.
+    pub h2_streams: Option<usize>,
 }
 
 pub struct Pool {
@@ -88,6 +93,7 @@ impl Pool {
                 next_conn: 0,
                 closing: false,
                 destroyed: false,
+                h2_streams: None,
             }),
         })
     }
@@ -132,12 +138,12 @@ impl Pool {
                 Some((_, w)) => wakers.push(w),
                 None => break,
             }
-            // A woken connection takes up to `pipelining` requests.
-            n = n.saturating_sub(self.opts.pipelining.max(1));
+            // A woken connection takes up to `pipelining` requests (a session, up to its streams).
+            n = n.saturating_sub(st.h2_streams.unwrap_or(self.opts.pipelining.max(1)));
         }
         while n > 0 && !st.destroyed && (self.opts.connections == 0 || st.live < self.opts.connections) {
             self.spawn_conn(&mut st);
-            n = n.saturating_sub(1);
+            n = n.saturating_sub(st.h2_streams.unwrap_or(1));
         }
         drop(st);
         for w in wakers {

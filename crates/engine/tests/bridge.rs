@@ -96,6 +96,7 @@ fn setup(connect_timeout: Option<Duration>) -> (Engine, Arc<Sink>, Arc<ferro_eng
             max_requests_per_connection: 0,
             bridged: true,
             tcp_keep_alive: None,
+            h2: Default::default(),
         },
     );
     (engine, sink, pool)

@@ -265,16 +265,8 @@ impl TlsConnector {
 
     pub(super) async fn handshake(&self, io: Plain) -> Result<TlsStream<Plain>, ConnectError> {
         let connector = tokio_rustls::TlsConnector::from(self.config.clone());
-        let stream = connector.connect(self.name.clone(), io).await.map_err(handshake_error)?;
-        // h2 is offered only when the user opted in (allowH2); until the engine speaks it, a
-        // server choosing it is a failed connection rather than garbled HTTP/1.1.
-        if stream.get_ref().1.alpn_protocol() == Some(b"h2") {
-            return Err(ConnectError::Tls {
-                errno: "UND_ERR_NOT_SUPPORTED",
-                message: "HTTP/2 is not supported yet (the server chose h2 through ALPN; leave allowH2 off)".into(),
-            });
-        }
-        Ok(stream)
+        // Whatever ALPN chose (h2 or http/1.1), the connection task serves it.
+        connector.connect(self.name.clone(), io).await.map_err(handshake_error)
     }
 }
 

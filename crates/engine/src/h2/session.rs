@@ -1,0 +1,322 @@
+//! One HTTP/2 session: a connection whose ALPN chose `h2`. It takes requests from its pool's queue
+//! while it has stream capacity (the server's SETTINGS_MAX_CONCURRENT_STREAMS and the pool's
+//! `max_concurrent_streams`), runs each as a stream task, and drives the connection itself, so
+//! tearing the session down (destroy, a panic) closes the socket and every stream with it.
+//!
+//! GOAWAY ends the session for new work at once: the pool hears `disconnect` with
+//! `HTTP/2: "GOAWAY" frame received` (and opens a new session for what is queued); streams the
+//! server did not process go back to the queue once, the others run to their end.
+use super::request;
+use super::response::describe;
+use super::stream::{Outcome, Stream};
+use crate::error::ErrorCode;
+use crate::events;
+use crate::pool::Pool;
+use crate::request::{flags, Request, StreamLength};
+use bytes::Bytes;
+use ::h2::client::{Connection, SendRequest};
+use ::h2::{Ping, PingPong};
+use std::future::{poll_fn, Future};
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+use std::time::Duration;
+use tokio::io::{AsyncRead, AsyncWrite};
+use tokio::task::JoinSet;
+use tokio::time::{Instant, Sleep};
+
+/// The message of the `disconnect` a GOAWAY causes (the spec's exact words).
+pub const GOAWAY_MESSAGE: &str = "HTTP/2: \"GOAWAY\" frame received";
+/// How often a request may go back to the queue after sessions refused it.
+const MAX_RETRIES: u8 = 3;
+
+/// HTTP/2 settings of a pool (undici's `maxConcurrentStreams`, `initialWindowSize`,
+/// `connectionWindowSize`, `pingInterval`).
+#[derive(Debug, Clone)]
+pub struct H2Options {
+    /// Streams open at once on one session at most (the server's limit applies too); 0: only the server's.
+    pub max_concurrent_streams: u32,
+    pub initial_window_size: u32,
+    pub connection_window_size: u32,
+    /// PING the server this often while the session is up; None: never.
+    pub ping_interval: Option<Duration>,
+    /// Speak h2 on plain (non-TLS) connections without negotiating (h2c, RFC 9113 §3.3).
+    pub prior_knowledge: bool,
+}
+
+impl Default for H2Options {
+    fn default() -> Self {
+        H2Options {
+            max_concurrent_streams: 100,
+            initial_window_size: 256 * 1024,
+            connection_window_size: 512 * 1024,
+            ping_interval: None,
+            prior_knowledge: false,
+        }
+    }
+}
+
+enum End {
+    Clean(&'static str),
+    GoAway,
+    Failed(ErrorCode, String),
+}
+
+struct Session {
+    pool: Arc<Pool>,
+    conn_id: u64,
+    authority: String,
+    send: SendRequest<Bytes>,
+    streams: JoinSet<Outcome>,
+    /// The server sent GOAWAY or the connection failed: no new streams; the pool was told.
+    gone: Option<End>,
+    /// The connection future finished (the socket is closed).
+    closed: bool,
+    ping: Option<(PingPong, Pin<Box<Sleep>>, bool)>,
+}
+
+pub(crate) async fn run<T>(pool: Arc<Pool>, conn_id: u64, io: T)
+where
+    T: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+{
+    let o = &pool.opts.h2;
+    let mut builder = ::h2::client::Builder::new();
+    builder
+        .enable_push(false)
+        .initial_window_size(o.initial_window_size)
+        .initial_connection_window_size(o.connection_window_size)
+        .max_header_list_size(pool.opts.max_header_size.min(u32::MAX as usize) as u32);
+    let (send, mut connection): (SendRequest<Bytes>, Connection<T, Bytes>) = match builder.handshake(io).await {
+        Ok(pair) => pair,
+        Err(e) => {
+            let (code, msg) = describe(&e);
+            return pool.on_connect_failed(conn_id, code, "", &msg);
+        }
+    };
+    let ping = match (pool.opts.h2.ping_interval, connection.ping_pong()) {
+        (Some(every), Some(pp)) if !every.is_zero() => Some((pp, Box::pin(tokio::time::sleep(every)), false)),
+        _ => None,
+    };
+    pool.state.lock().h2_streams = Some(match pool.opts.h2.max_concurrent_streams {
+        0 => 100,
+        n => n as usize,
+    });
+    pool.on_connected();
+    let authority = match &pool.opts.target {
+        crate::transport::Target::Tcp { host, port } if host.contains(':') => format!("[{host}]:{port}"),
+        crate::transport::Target::Tcp { host, port } => format!("{host}:{port}"),
+        #[cfg(unix)]
+        crate::transport::Target::Unix { .. } => "localhost".to_string(),
+    };
+    let mut session = Session { pool, conn_id, authority, send, streams: JoinSet::new(), gone: None, closed: false, ping };
+    poll_fn(|cx| session.poll(cx, &mut connection)).await;
+}
+
+impl Session {
+    fn poll<T>(&mut self, cx: &mut Context<'_>, connection: &mut Connection<T, Bytes>) -> Poll<()>
+    where
+        T: AsyncRead + AsyncWrite + Unpin,
+    {
+        if !self.closed {
+            if let Poll::Ready(res) = Pin::new(&mut *connection).poll(cx) {
+                self.closed = true;
+                let end = match res {
+                    Ok(()) => End::Clean("HTTP/2 session closed"),
+                    Err(e) if e.is_go_away() && e.is_remote() => End::GoAway,
+                    Err(e) => {
+                        let (code, msg) = describe(&e);
+                        End::Failed(code, msg)
+                    }
+                };
+                self.go(end);
+            }
+        }
+        self.reap(cx);
+        if self.gone.is_none() {
+            self.take_work(cx);
+        }
+        self.poll_ping(cx);
+        if self.gone.is_some() {
+            // Streams already under way run to their end (or fail with the connection).
+            return if self.streams.is_empty() { Poll::Ready(()) } else { Poll::Pending };
+        }
+        if self.streams.is_empty() {
+            let st = self.pool.state.lock();
+            if st.destroyed || (st.closing && st.queue.is_empty()) {
+                drop(st);
+                self.go(End::Clean("closed"));
+                return Poll::Ready(());
+            }
+        }
+        Poll::Pending
+    }
+
+    /// Collects finished streams; refused ones go back to the pool's queue.
+    fn reap(&mut self, cx: &mut Context<'_>) {
+        let mut requeue = Vec::new();
+        while let Poll::Ready(Some(res)) = self.streams.poll_join_next(cx) {
+            if let Ok(Outcome::Unprocessed(req)) = res {
+                requeue.push(req);
+            }
+            // A panicked stream task failed its request from its Drop.
+        }
+        if requeue.is_empty() {
+            return;
+        }
+        let pool = self.pool.clone();
+        let (retry, fail): (Vec<Request>, Vec<Request>) = requeue.into_iter().partition(|r| r.retries < MAX_RETRIES);
+        pool.emit(|w| {
+            for r in &fail {
+                w.error(events::ERROR, r.id, ErrorCode::Socket, "", "HTTP/2: the server did not process the request");
+            }
+            for r in &retry {
+                w.empty(events::RETRY, r.id);
+            }
+        });
+        for r in &fail {
+            pool.shared.forget(r.id);
+        }
+        let mut st = pool.state.lock();
+        for mut r in retry.into_iter().rev() {
+            r.retries += 1;
+            st.queue.push_front(r);
+        }
+        pool.kick(st);
+    }
+
+    /// Opens streams for queued requests while the session has room.
+    fn take_work(&mut self, cx: &mut Context<'_>) {
+        let max = self.pool.opts.h2.max_concurrent_streams as usize;
+        loop {
+            if max > 0 && self.streams.len() >= max {
+                return; // a finishing stream wakes the session through the join set
+            }
+            match self.send.poll_ready(cx) {
+                Poll::Pending => return,
+                Poll::Ready(Err(e)) => {
+                    let end = if e.is_go_away() && e.is_remote() {
+                        End::GoAway
+                    } else {
+                        let (code, msg) = describe(&e);
+                        End::Failed(code, msg)
+                    };
+                    return self.go(end);
+                }
+                Poll::Ready(Ok(())) => {}
+            }
+            let Some(req) = self.next_request(cx) else { return };
+            self.start(req);
+        }
+    }
+
+    /// The next request this session may take; registers for a wake-up when there is none.
+    fn next_request(&mut self, cx: &mut Context<'_>) -> Option<Request> {
+        let pool = self.pool.clone();
+        let mut st = pool.state.lock();
+        if st.destroyed {
+            return None;
+        }
+        loop {
+            let Some(front) = st.queue.front() else {
+                if !st.waiting.iter().any(|(id, _)| *id == self.conn_id) {
+                    st.waiting.push((self.conn_id, cx.waker().clone()));
+                }
+                return None;
+            };
+            if front.ctl.aborted() {
+                let r = st.queue.pop_front().expect("front exists");
+                pool.shared.forget(r.id);
+                continue;
+            }
+            let r = st.queue.pop_front().expect("front exists");
+            st.waiting.retain(|(id, _)| *id != self.conn_id);
+            return Some(r);
+        }
+    }
+
+    fn start(&mut self, req: Request) {
+        let pool = self.pool.clone();
+        let fail = |req: &Request, msg: &str| {
+            let id = req.id;
+            pool.shared.forget(id);
+            pool.emit(|w| w.error(events::ERROR, id, ErrorCode::InvalidArgument, "", msg));
+        };
+        if req.has(flags::UPGRADE) {
+            return fail(&req, "upgrade is not supported over HTTP/2");
+        }
+        let piped = req.has(flags::STREAM_BODY).then_some(match req.stream_length {
+            StreamLength::Known(n) => Some(n),
+            StreamLength::Chunked => None,
+        });
+        let length = match (&piped, &req.body) {
+            (Some(known), _) => *known,
+            (None, Some(b)) => Some(b.len() as u64),
+            (None, None) => None,
+        };
+        let head = match request::build(&req.head, &self.authority, length) {
+            Ok(h) => h,
+            Err(e) => return fail(&req, &e.to_string()),
+        };
+        let end_of_stream = piped.is_none() && req.body.as_ref().is_none_or(|b| b.is_empty());
+        match self.send.send_request(head.request, end_of_stream) {
+            Ok((response, send)) => {
+                let mut stream = Stream::new(self.pool.clone(), req, response, send, head.head_method, piped);
+                self.streams.spawn(async move { poll_fn(|cx| stream.poll(cx)).await });
+            }
+            Err(e) => {
+                let (code, msg) = describe(&e);
+                let id = req.id;
+                // Not sent: the request may go to the next session (which GOAWAY handling opens).
+                if e.is_go_away() && req.retries < MAX_RETRIES {
+                    let mut st = pool.state.lock();
+                    let mut req = req;
+                    req.retries += 1;
+                    st.queue.push_front(req);
+                    drop(st);
+                    pool.emit(|w| w.empty(events::RETRY, id));
+                    return self.go(End::GoAway);
+                }
+                pool.shared.forget(id);
+                pool.emit(|w| w.error(events::ERROR, id, code, "", &msg));
+            }
+        }
+    }
+
+    /// Keep-alive PINGs at `ping_interval`; one outstanding at a time.
+    fn poll_ping(&mut self, cx: &mut Context<'_>) {
+        let Some((pp, timer, waiting)) = self.ping.as_mut() else { return };
+        if *waiting {
+            match pp.poll_pong(cx) {
+                Poll::Ready(Ok(_)) => *waiting = false,
+                Poll::Ready(Err(_)) => {
+                    self.ping = None;
+                    return;
+                }
+                Poll::Pending => {}
+            }
+        }
+        if timer.as_mut().poll(cx).is_ready() {
+            let every = self.pool.opts.h2.ping_interval.unwrap_or_default();
+            timer.as_mut().reset(Instant::now() + every);
+            let _ = timer.as_mut().poll(cx);
+            if !*waiting && pp.send_ping(Ping::opaque()).is_ok() {
+                *waiting = true;
+            }
+        }
+    }
+
+    /// The session takes no more work: the pool hears `disconnect` now, so queued requests get a
+    /// new session while the streams under way finish here.
+    fn go(&mut self, end: End) {
+        if self.gone.is_some() {
+            return;
+        }
+        let (code, msg): (ErrorCode, String) = match &end {
+            End::Clean(m) => (ErrorCode::Info, m.to_string()),
+            End::GoAway => (ErrorCode::Info, GOAWAY_MESSAGE.to_string()),
+            End::Failed(c, m) => (*c, m.clone()),
+        };
+        self.gone = Some(end);
+        self.pool.on_disconnected(self.conn_id, code, &msg);
+    }
+}

@@ -1,0 +1,319 @@
+//! One request on an HTTP/2 session, as a task of its own: it sends the body under flow control,
+//! receives the response and turns it into the same events HTTP/1.1 produces. JS reaches it
+//! through the request's `ReqCtl`: pause stops taking data (so no window is granted and the
+//! server stops sending on this stream only), abort resets the stream with CANCEL.
+use super::response::{describe, head, header_block, unprocessed};
+use crate::error::ErrorCode;
+use crate::events::{self, Writer};
+use crate::pool::Pool;
+use crate::request::{ReqCtl, Request};
+use bytes::Bytes;
+use ::h2::client::ResponseFuture;
+use ::h2::{Reason, RecvStream, SendStream};
+use std::collections::VecDeque;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+use std::time::Duration;
+use tokio::time::{Instant, Sleep};
+
+/// How a stream ended, for its session.
+pub(crate) enum Outcome {
+    /// Settled: its events are sent (or none are owed, as after an abort).
+    Done,
+    /// The server did not process it (GOAWAY below its id, REFUSED_STREAM): it may be re-sent.
+    Unprocessed(Request),
+}
+
+/// Where the request body stands.
+enum Body {
+    /// Bytes still to send (a fixed body, or what JS wrote so far); `end` once nothing follows.
+    Sending { chunks: VecDeque<Bytes>, end: bool },
+    /// Arriving from JS through the request's pipe; `remaining` under a known length.
+    Piped { chunks: VecDeque<Bytes>, remaining: Option<u64> },
+    Done,
+}
+
+pub(crate) struct Stream {
+    pool: Arc<Pool>,
+    id: u32,
+    ctl: Arc<ReqCtl>,
+    /// Kept until the first response byte, so an unprocessed stream can be re-sent.
+    req: Option<Request>,
+    send: SendStream<Bytes>,
+    body: Body,
+    response: Option<ResponseFuture>,
+    recv: Option<RecvStream>,
+    head_method: bool,
+    received: u64,
+    headers_timeout: Option<Duration>,
+    body_timeout: Option<Duration>,
+    timer: Pin<Box<Sleep>>,
+    timer_armed: bool,
+    /// Paused at the last poll: time spent paused does not count against the body timeout.
+    was_paused: bool,
+    /// Settled or handed back to the session: nothing more is owed to JS.
+    settled: bool,
+}
+
+impl Stream {
+    pub(crate) fn new(
+        pool: Arc<Pool>,
+        mut req: Request,
+        response: ResponseFuture,
+        send: SendStream<Bytes>,
+        head_method: bool,
+        piped: Option<Option<u64>>,
+    ) -> Stream {
+        let body = match (piped, req.body.take()) {
+            (Some(remaining), _) => Body::Piped { chunks: VecDeque::new(), remaining },
+            (None, Some(b)) if !b.is_empty() => Body::Sending { chunks: VecDeque::from([Bytes::from(b)]), end: true },
+            _ => Body::Done,
+        };
+        let mut s = Stream {
+            id: req.id,
+            ctl: req.ctl.clone(),
+            headers_timeout: req.headers_timeout,
+            body_timeout: req.body_timeout,
+            req: Some(req),
+            pool,
+            send,
+            body,
+            response: Some(response),
+            recv: None,
+            head_method,
+            received: 0,
+            timer: Box::pin(tokio::time::sleep(Duration::from_secs(0))),
+            timer_armed: false,
+            was_paused: false,
+            settled: false,
+        };
+        if !matches!(s.body, Body::Piped { .. }) {
+            s.arm(s.headers_timeout);
+        }
+        s
+    }
+
+    fn arm(&mut self, after: Option<Duration>) {
+        match after {
+            Some(d) if !d.is_zero() => {
+                self.timer.as_mut().reset(Instant::now() + d);
+                self.timer_armed = true;
+            }
+            _ => self.timer_armed = false,
+        }
+    }
+
+    pub(crate) fn poll(&mut self, cx: &mut Context<'_>) -> Poll<Outcome> {
+        self.ctl.set_waker(cx.waker());
+        if self.ctl.aborted() {
+            // JS has settled the request already; the server is told to stop.
+            self.send.send_reset(Reason::CANCEL);
+            return Poll::Ready(self.settle());
+        }
+        if let Err(e) = self.pump_body(cx) {
+            return Poll::Ready(e);
+        }
+        if let Some(fut) = self.response.as_mut() {
+            match Pin::new(fut).poll(cx) {
+                Poll::Pending => {}
+                Poll::Ready(Err(e)) => return Poll::Ready(self.failed(&e)),
+                Poll::Ready(Ok(resp)) => {
+                    self.response = None;
+                    self.req = None;
+                    let (parts, recv) = resp.into_parts();
+                    let head = head(parts.status.as_u16(), &parts.headers);
+                    let id = self.id;
+                    self.pool.emit(|w| w.head(id, &head));
+                    if self.head_method {
+                        return Poll::Ready(self.end(None));
+                    }
+                    self.recv = Some(recv);
+                    self.arm(self.body_timeout);
+                }
+            }
+        }
+        if self.recv.is_some() {
+            if let Some(done) = self.poll_recv(cx) {
+                return Poll::Ready(done);
+            }
+        }
+        let paused = self.ctl.paused();
+        if paused || self.was_paused {
+            self.was_paused = paused;
+            if self.response.is_none() && self.timer_armed {
+                self.arm(self.body_timeout);
+            }
+        }
+        if self.timer_armed && !paused && self.timer.as_mut().poll(cx).is_ready() {
+            let (code, msg) = if self.response.is_some() {
+                (ErrorCode::HeadersTimeout, "Headers Timeout Error")
+            } else {
+                (ErrorCode::BodyTimeout, "Body Timeout Error")
+            };
+            self.send.send_reset(Reason::CANCEL);
+            return Poll::Ready(self.error(code, msg));
+        }
+        Poll::Pending
+    }
+
+    /// Delivers response data while JS is not paused and not behind; then the trailers.
+    fn poll_recv(&mut self, cx: &mut Context<'_>) -> Option<Outcome> {
+        let mut recv = self.recv.take()?;
+        let out = self.drain(&mut recv, cx);
+        if out.is_none() {
+            self.recv = Some(recv);
+        }
+        out
+    }
+
+    fn drain(&mut self, recv: &mut RecvStream, cx: &mut Context<'_>) -> Option<Outcome> {
+        loop {
+            if self.ctl.paused() || self.pool.shared.sink.congested(cx.waker()) {
+                return None;
+            }
+            match recv.poll_data(cx) {
+                Poll::Pending => return None,
+                Poll::Ready(Some(Ok(chunk))) => {
+                    let _ = recv.flow_control().release_capacity(chunk.len());
+                    if chunk.is_empty() {
+                        continue;
+                    }
+                    self.received += chunk.len() as u64;
+                    if self.pool.opts.max_response_size.is_some_and(|max| self.received > max) {
+                        self.send.send_reset(Reason::CANCEL);
+                        return Some(self.error(ErrorCode::ResponseTooLarge, "Response content exceeded max size"));
+                    }
+                    let id = self.id;
+                    self.pool.emit(|w| w.data(id, &chunk));
+                    if self.timer_armed {
+                        self.arm(self.body_timeout);
+                    }
+                }
+                Poll::Ready(Some(Err(e))) => return Some(self.failed(&e)),
+                Poll::Ready(None) => break,
+            }
+        }
+        match recv.poll_trailers(cx) {
+            Poll::Pending => None,
+            Poll::Ready(Ok(trailers)) => Some(self.end(trailers.as_ref())),
+            Poll::Ready(Err(e)) => Some(self.failed(&e)),
+        }
+    }
+
+    /// Moves request body bytes into the stream as the peer's window allows.
+    fn pump_body(&mut self, cx: &mut Context<'_>) -> Result<(), Outcome> {
+        loop {
+            let (chunks, finishing) = match &mut self.body {
+                Body::Done => return Ok(()),
+                Body::Sending { chunks, end } => (chunks, *end),
+                Body::Piped { chunks, remaining } => {
+                    let taken = self.ctl.take_body();
+                    for c in taken.chunks {
+                        if let Some(rem) = remaining {
+                            if c.len() as u64 > *rem {
+                                return Err(self.length_mismatch());
+                            }
+                            *rem -= c.len() as u64;
+                        }
+                        chunks.push_back(Bytes::from(c));
+                    }
+                    if taken.drained {
+                        let id = self.id;
+                        self.pool.emit(|w| w.empty(events::BODY_DRAIN, id));
+                    }
+                    if taken.ended {
+                        if remaining.is_some_and(|r| r > 0) {
+                            return Err(self.length_mismatch());
+                        }
+                        let chunks = std::mem::take(chunks);
+                        self.body = Body::Sending { chunks, end: true };
+                        // The request is complete once its body is: the headers timeout starts.
+                        self.arm(self.headers_timeout);
+                        continue;
+                    }
+                    (chunks, false)
+                }
+            };
+            let Some(front) = chunks.front_mut() else {
+                if finishing {
+                    if let Err(e) = self.send.send_data(Bytes::new(), true) {
+                        return Err(self.failed(&e));
+                    }
+                    self.body = Body::Done;
+                }
+                return Ok(());
+            };
+            self.send.reserve_capacity(front.len());
+            match self.send.poll_capacity(cx) {
+                Poll::Pending => return Ok(()),
+                Poll::Ready(None) => return Ok(()), // the stream is closing; the response tells why
+                Poll::Ready(Some(Err(e))) => return Err(self.failed(&e)),
+                Poll::Ready(Some(Ok(0))) => return Ok(()),
+                Poll::Ready(Some(Ok(n))) => {
+                    let piece = if n >= front.len() { chunks.pop_front().expect("front exists") } else { front.split_to(n) };
+                    let last = finishing && chunks.is_empty();
+                    if let Err(e) = self.send.send_data(piece, last) {
+                        return Err(self.failed(&e));
+                    }
+                    if last {
+                        self.body = Body::Done;
+                        return Ok(());
+                    }
+                }
+            }
+        }
+    }
+
+    fn length_mismatch(&mut self) -> Outcome {
+        self.send.send_reset(Reason::CANCEL);
+        self.error(ErrorCode::RequestContentLengthMismatch, "Request body length does not match content-length header")
+    }
+
+    fn failed(&mut self, e: &::h2::Error) -> Outcome {
+        if unprocessed(e) {
+            if let Some(req) = self.req.take() {
+                self.settled = true;
+                return Outcome::Unprocessed(req);
+            }
+        }
+        let (code, msg) = describe(e);
+        self.error(code, &msg)
+    }
+
+    fn error(&mut self, code: ErrorCode, msg: &str) -> Outcome {
+        let id = self.id;
+        if !self.ctl.aborted() {
+            self.pool.emit(|w: &mut Writer<'_>| w.error(events::ERROR, id, code, "", msg));
+        }
+        self.settle()
+    }
+
+    fn end(&mut self, trailers: Option<&http::HeaderMap>) -> Outcome {
+        let id = self.id;
+        let block = trailers.map(header_block);
+        self.pool.emit(|w| w.end(id, block.as_ref()));
+        self.settle()
+    }
+
+    fn settle(&mut self) -> Outcome {
+        self.settled = true;
+        self.pool.shared.forget(self.id);
+        Outcome::Done
+    }
+}
+
+impl Drop for Stream {
+    /// Torn down with the session (destroy, a panic): a stream still owed events fails, rather
+    /// than leave JS waiting.
+    fn drop(&mut self) {
+        if !self.settled {
+            let id = self.id;
+            self.pool.shared.forget(id);
+            if !self.ctl.aborted() && !self.pool.state.lock().destroyed {
+                self.pool.emit(|w| w.error(events::ERROR, id, ErrorCode::Socket, "", "HTTP/2: the session closed"));
+            }
+        }
+    }
+}
