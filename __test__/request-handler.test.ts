@@ -537,7 +537,7 @@ describe('error classes', () => {
     [E.InvalidReturnValueError, 'InvalidReturnValueError', 'UND_ERR_INVALID_RETURN_VALUE', E.UndiciError],
     [E.AbortError, 'AbortError', 'UND_ERR_ABORT', E.UndiciError],
     [E.RequestAbortedError, 'AbortError', 'UND_ERR_ABORTED', E.AbortError],
-    [E.InformationalError, 'InformationalError', 'UND_ERR_INFO', E.UndiciError],
+    [E.InformationalError, 'InformationalError', 'LIB_ERR_INFO', E.UndiciError],
     [E.RequestContentLengthMismatchError, 'RequestContentLengthMismatchError', 'UND_ERR_REQ_CONTENT_LENGTH_MISMATCH', E.UndiciError],
     [E.ResponseContentLengthMismatchError, 'ResponseContentLengthMismatchError', 'UND_ERR_RES_CONTENT_LENGTH_MISMATCH', E.UndiciError],
     [E.ClientDestroyedError, 'ClientDestroyedError', 'UND_ERR_DESTROYED', E.UndiciError],

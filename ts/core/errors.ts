@@ -127,7 +127,8 @@ export class InformationalError extends UndiciError {
   constructor(message?: string, options?: ErrorOptions) {
     super(message || 'Request information', options);
     this.name = 'InformationalError';
-    this.code = 'UND_ERR_INFO';
+    // The spec names this code literally (a GOAWAY's `disconnect` error carries it).
+    this.code = 'LIB_ERR_INFO';
   }
 }
 brand(InformationalError, 'UND_ERR_INFO');

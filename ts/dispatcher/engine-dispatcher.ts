@@ -54,6 +54,7 @@ const BLOCKING = 2;
 const RESET = 4;
 const UPGRADE = 8;
 const STREAM_BODY = 16;
+const EXPECT_CONTINUE = 32;
 
 const DEFAULT_TIMEOUT = 300e3;
 // Methods whose requests carry a payload: an empty one is still announced with content-length: 0.
@@ -250,6 +251,7 @@ export class EngineDispatcher extends Dispatcher implements PoolSink, RequestOwn
     // Upgrades and CONNECT take the connection over: never pipelined, never reused.
     if (opts.upgrade != null || connect) flags |= UPGRADE;
     if (stream !== null) flags |= STREAM_BODY;
+    if (opts.expectContinue === true) flags |= EXPECT_CONTINUE;
     const head = `${method}\0${path}\0host\0${h.host ?? this.#host}\0${h.packed}${extra}`;
     const headersTimeout = opts.headersTimeout ?? this.#headersTimeout;
     const bodyTimeout = opts.bodyTimeout ?? this.#bodyTimeout;

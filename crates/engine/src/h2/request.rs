@@ -2,13 +2,14 @@
 //! HTTP/2 request head: `host` becomes `:authority`, names are lower-cased, and the fields that
 //! only mean something on an HTTP/1.1 connection are left out (RFC 9113 §8.2.2), never sent.
 use crate::h1::EncodeError;
-use http::header::{HeaderName, HeaderValue, CONTENT_LENGTH};
+use http::header::{HeaderName, HeaderValue, CONTENT_LENGTH, EXPECT};
 use http::{Method, Request, Uri};
 
 /// Connection-specific fields: an h2 peer must treat a request carrying them as malformed.
 const CONNECTION_SPECIFIC: [&str; 5] = ["connection", "keep-alive", "proxy-connection", "transfer-encoding", "upgrade"];
 
 /// What the stream needs besides the head.
+#[derive(Debug)]
 pub struct Head {
     pub request: Request<()>,
     /// HEAD: the response has no body whatever its headers say.
@@ -16,8 +17,9 @@ pub struct Head {
 }
 
 /// Builds the h2 request head. `authority` is used when the fields carry no `host`;
-/// `content_length` (the body's size when known) is sent as `content-length`.
-pub fn build(packed: &str, authority: &str, content_length: Option<u64>) -> Result<Head, EncodeError> {
+/// `content_length` (the body's size when known) is sent as `content-length`; `expect_continue`
+/// adds `expect: 100-continue`.
+pub fn build(packed: &str, authority: &str, content_length: Option<u64>, expect_continue: bool) -> Result<Head, EncodeError> {
     let mut fields = packed.split('\0');
     let method = Method::from_bytes(fields.next().unwrap_or("").as_bytes()).map_err(|_| EncodeError::InvalidMethod)?;
     if method == Method::CONNECT {
@@ -56,6 +58,9 @@ pub fn build(packed: &str, authority: &str, content_length: Option<u64>) -> Resu
     if let Some(n) = content_length {
         headers.insert(CONTENT_LENGTH, HeaderValue::from(n));
     }
+    if expect_continue {
+        headers.insert(EXPECT, HeaderValue::from_static("100-continue"));
+    }
     let authority = host.unwrap_or(authority);
     let uri = Uri::builder()
         .scheme("https")
@@ -78,6 +83,7 @@ mod tests {
             "POST\0/a?b=1\0Host\0example.com:8443\0connection\0keep-alive\0X-Thing\0v\0transfer-encoding\0chunked\0te\0gzip",
             "fallback:1",
             Some(5),
+            true,
         )
         .unwrap();
         let r = &h.request;
@@ -85,6 +91,7 @@ mod tests {
         assert_eq!(r.uri().to_string(), "https://example.com:8443/a?b=1");
         assert_eq!(r.headers().get("x-thing").unwrap(), "v");
         assert_eq!(r.headers().get("content-length").unwrap(), "5");
+        assert_eq!(r.headers().get("expect").unwrap(), "100-continue");
         for gone in ["host", "connection", "transfer-encoding", "te"] {
             assert!(r.headers().get(gone).is_none(), "{gone} must not be sent");
         }
@@ -93,7 +100,7 @@ mod tests {
 
     #[test]
     fn authority_falls_back_and_te_trailers_stays() {
-        let h = build("HEAD\0/\0te\0trailers\0", "origin.test:443", None).unwrap();
+        let h = build("HEAD\0/\0te\0trailers\0", "origin.test:443", None, false).unwrap();
         assert_eq!(h.request.uri().authority().unwrap().as_str(), "origin.test:443");
         assert_eq!(h.request.headers().get("te").unwrap(), "trailers");
         assert!(h.head_method);
@@ -101,18 +108,18 @@ mod tests {
 
     #[test]
     fn duplicates_are_kept_in_order() {
-        let h = build("GET\0/\0a\x001\0A\x002", "o:1", None).unwrap();
+        let h = build("GET\0/\0a\x001\0A\x002", "o:1", None, false).unwrap();
         let all: Vec<_> = h.request.headers().get_all("a").iter().map(|v| v.to_str().unwrap()).collect();
         assert_eq!(all, ["1", "2"]);
     }
 
     #[test]
     fn bad_input_is_refused() {
-        assert_eq!(build("G ET\0/", "o:1", None).unwrap_err(), EncodeError::InvalidMethod);
-        assert_eq!(build("CONNECT\0o:443", "o:1", None).unwrap_err(), EncodeError::InvalidMethod);
-        assert_eq!(build("GET\0/a b", "o:1", None).unwrap_err(), EncodeError::InvalidPath);
-        assert_eq!(build("GET", "o:1", None).unwrap_err(), EncodeError::Malformed);
-        assert!(matches!(build("GET\0/\0bad name\0v", "o:1", None), Err(EncodeError::InvalidHeaderName(_))));
-        assert!(matches!(build("GET\0/\0x\0a\rb", "o:1", None), Err(EncodeError::InvalidHeaderValue(_))));
+        assert_eq!(build("G ET\0/", "o:1", None, false).unwrap_err(), EncodeError::InvalidMethod);
+        assert_eq!(build("CONNECT\0o:443", "o:1", None, false).unwrap_err(), EncodeError::InvalidMethod);
+        assert_eq!(build("GET\0/a b", "o:1", None, false).unwrap_err(), EncodeError::InvalidPath);
+        assert_eq!(build("GET", "o:1", None, false).unwrap_err(), EncodeError::Malformed);
+        assert!(matches!(build("GET\0/\0bad name\0v", "o:1", None, false), Err(EncodeError::InvalidHeaderName(_))));
+        assert!(matches!(build("GET\0/\0x\0a\rb", "o:1", None, false), Err(EncodeError::InvalidHeaderValue(_))));
     }
 }

@@ -121,7 +121,12 @@ impl Session {
             if let Poll::Ready(res) = Pin::new(&mut *connection).poll(cx) {
                 self.closed = true;
                 let end = match res {
-                    Ok(()) => End::Clean("HTTP/2 session closed"),
+                    // A graceful GOAWAY ends the connection cleanly once its streams are done; the
+                    // handle still reports it, and the pool must hear that it was a GOAWAY.
+                    Ok(()) => match self.send.poll_ready(cx) {
+                        Poll::Ready(Err(e)) if e.is_go_away() && e.is_remote() => End::GoAway,
+                        _ => End::Clean("HTTP/2 session closed"),
+                    },
                     Err(e) if e.is_go_away() && e.is_remote() => End::GoAway,
                     Err(e) => {
                         let (code, msg) = describe(&e);
@@ -253,14 +258,15 @@ impl Session {
             (None, Some(b)) => Some(b.len() as u64),
             (None, None) => None,
         };
-        let head = match request::build(&req.head, &self.authority, length) {
+        let expect = req.has(flags::EXPECT_CONTINUE) && length.is_none_or(|n| n > 0);
+        let head = match request::build(&req.head, &self.authority, length, expect) {
             Ok(h) => h,
             Err(e) => return fail(&req, &e.to_string()),
         };
         let end_of_stream = piped.is_none() && req.body.as_ref().is_none_or(|b| b.is_empty());
         match self.send.send_request(head.request, end_of_stream) {
             Ok((response, send)) => {
-                let mut stream = Stream::new(self.pool.clone(), req, response, send, head.head_method, piped);
+                let mut stream = Stream::new(self.pool.clone(), req, response, send, head.head_method, piped, expect);
                 self.streams.spawn(async move { poll_fn(|cx| stream.poll(cx)).await });
             }
             Err(e) => {

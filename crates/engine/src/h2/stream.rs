@@ -55,6 +55,8 @@ pub(crate) struct Stream {
     was_paused: bool,
     /// Settled or handed back to the session: nothing more is owed to JS.
     settled: bool,
+    /// `expect: 100-continue` was sent: the body waits for the server's 100.
+    awaiting_continue: bool,
 }
 
 impl Stream {
@@ -65,6 +67,7 @@ impl Stream {
         send: SendStream<Bytes>,
         head_method: bool,
         piped: Option<Option<u64>>,
+        awaiting_continue: bool,
     ) -> Stream {
         let body = match (piped, req.body.take()) {
             (Some(remaining), _) => Body::Piped { chunks: VecDeque::new(), remaining },
@@ -88,6 +91,7 @@ impl Stream {
             timer_armed: false,
             was_paused: false,
             settled: false,
+            awaiting_continue,
         };
         if !matches!(s.body, Body::Piped { .. }) {
             s.arm(s.headers_timeout);
@@ -112,6 +116,9 @@ impl Stream {
             self.send.send_reset(Reason::CANCEL);
             return Poll::Ready(self.settle());
         }
+        if let Some(done) = self.poll_informational(cx) {
+            return Poll::Ready(done);
+        }
         if let Err(e) = self.pump_body(cx) {
             return Poll::Ready(e);
         }
@@ -122,6 +129,11 @@ impl Stream {
                 Poll::Ready(Ok(resp)) => {
                     self.response = None;
                     self.req = None;
+                    if std::mem::take(&mut self.awaiting_continue) {
+                        // A final answer without a 100: the body is not wanted; the stream is
+                        // reset once the response is read.
+                        self.body = Body::Done;
+                    }
                     let (parts, recv) = resp.into_parts();
                     let head = head(parts.status.as_u16(), &parts.headers);
                     let id = self.id;
@@ -156,6 +168,27 @@ impl Stream {
             return Poll::Ready(self.error(code, msg));
         }
         Poll::Pending
+    }
+
+    /// 1xx heads go to JS as HEAD events (onInfo); a 100 releases a held body.
+    fn poll_informational(&mut self, cx: &mut Context<'_>) -> Option<Outcome> {
+        let fut = self.response.as_mut()?;
+        loop {
+            match fut.poll_informational(cx) {
+                Poll::Ready(Some(Ok(info))) => {
+                    self.req = None;
+                    let status = info.status().as_u16();
+                    if status == 100 {
+                        self.awaiting_continue = false;
+                    }
+                    let head = head(status, info.headers());
+                    let id = self.id;
+                    self.pool.emit(|w| w.head(id, &head));
+                }
+                Poll::Ready(Some(Err(e))) => return Some(self.failed(&e)),
+                Poll::Ready(None) | Poll::Pending => return None,
+            }
+        }
     }
 
     /// Delivers response data while JS is not paused and not behind; then the trailers.
@@ -204,6 +237,9 @@ impl Stream {
 
     /// Moves request body bytes into the stream as the peer's window allows.
     fn pump_body(&mut self, cx: &mut Context<'_>) -> Result<(), Outcome> {
+        if self.awaiting_continue {
+            return Ok(());
+        }
         loop {
             let (chunks, finishing) = match &mut self.body {
                 Body::Done => return Ok(()),
