@@ -258,8 +258,9 @@ describe('ALPN', () => {
     return [seen[0], c];
   }
 
-  it("offers ['http/1.1'] by default", async () => {
-    expect((await offered({}))[0]).toEqual(['http/1.1']);
+  it("offers ['http/1.1', 'h2'] by default (as undici 8); allowH2: false offers ['http/1.1']", async () => {
+    expect((await offered({}))[0]).toEqual(['http/1.1', 'h2']);
+    expect((await offered({ allowH2: false }))[0]).toEqual(['http/1.1']);
   });
 
   it("allowH2 offers ['http/1.1', 'h2']; preferH2 puts h2 first", async () => {
@@ -267,13 +268,12 @@ describe('ALPN', () => {
     expect((await offered({ connect: { allowH2: true, preferH2: true } }))[0]).toEqual(['h2', 'http/1.1']);
   });
 
-  it('fails clearly when the server picks h2', async () => {
-    const seen: string[][] = [];
-    const s = await serve({ ALPNCallback: ({ protocols }) => (seen.push(protocols), 'h2') });
-    const c = client(s.origin, { allowH2: true, connect: { ca } });
+  it('a server that picks h2 but answers in HTTP/1.1 fails the request with a socket error, never hangs', async () => {
+    const s = await serve({ ALPNCallback: () => 'h2' });
+    const c = client(s.origin, { connect: { ca } });
     const err = await c.request({ path: '/', method: 'GET' }).catch((e: Error) => e);
-    expect(err).toMatchObject({ code: 'UND_ERR_NOT_SUPPORTED' });
-    expect((err as Error).message).toContain('HTTP/2 is not supported yet');
+    expect(err).toBeInstanceOf(errors.SocketError);
+    expect((err as Error).message).toMatch(/^HTTP\/2: /);
   });
 });
 
