@@ -5,7 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { once } from 'node:events';
 import { Readable } from 'node:stream';
 import { constants, type ServerHttp2Stream } from 'node:http2';
-import { Agent, Client, Dispatcher, errors, fetch } from '../ts/index.js';
+import { Agent, Client, Dispatcher, buildConnector, errors, fetch } from '../ts/index.js';
 import { Cleanup } from './fixtures/h1.js';
 import { ca, h2Server, type StreamHandler } from './fixtures/h2.js';
 
@@ -93,6 +93,19 @@ describe('HTTP/2: negotiation and multiplexing', () => {
     const f = await fetch(`${srv.origin}/fetch`, { dispatcher: agent });
     expect(f.status).toBe(200);
     expect(await f.text()).toBe('hello /fetch');
+  });
+
+  it("is served over Node's TLS through the bridged transport (custom connect, OpenSSL-only options)", async () => {
+    const srv = cleanup.add(await h2Server(hello));
+    const connector = buildConnector({ ca, allowH2: true });
+    const custom = client(srv.origin, { connect: (opts, cb) => connector(opts, cb) });
+    expect(await (await custom.request({ path: '/custom', method: 'GET' })).body.text()).toBe('hello /custom');
+    const openssl = client(srv.origin, { connect: { ca, ciphers: 'ECDHE-ECDSA-AES128-GCM-SHA256', maxVersion: 'TLSv1.2' } });
+    const bodies = await Promise.all(
+      [1, 2, 3].map(async (i) => (await openssl.request({ path: `/${i}`, method: 'GET' })).body.text()),
+    );
+    expect(bodies).toEqual(['hello /1', 'hello /2', 'hello /3']);
+    expect(srv.sessions).toHaveLength(2);
   });
 
   it('falls back to HTTP/1.1 when h2 is not offered, and uses h2 by default', async () => {

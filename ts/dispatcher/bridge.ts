@@ -7,7 +7,7 @@ import { bridge } from '../native/engine.js';
 import type { BridgeSink } from '../native/events.js';
 import { holdUserError, releaseUserError, USER_ERROR } from '../native/error-codes.js';
 import { buildConnector, connectorOptions, type Connector, type ConnectorOptions } from '../core/connector.js';
-import { InvalidArgumentError, NotSupportedError } from '../core/errors.js';
+import { InvalidArgumentError } from '../core/errors.js';
 import { nodeOnlyOption } from './tls-options.js';
 
 type Options = Record<string, unknown>;
@@ -41,7 +41,8 @@ export function planConnector(origin: URL, opts: Options): ConnectorPlan {
   const built = buildConnector({
     ...tlsOpts,
     maxCachedSessions: opts.maxCachedSessions as number | null | undefined,
-    allowH2: opts.allowH2 as boolean | null | undefined,
+    // The client's default, as undici's Client passes it to its connector.
+    allowH2: (opts.allowH2 as boolean | null | undefined) ?? true,
     ...connect,
     // The same precedence as the native path's options (engine-dispatcher.ts).
     socketPath: (opts.socketPath ?? connect.socketPath) as string | null | undefined,
@@ -75,12 +76,8 @@ class Link implements BridgeSink {
       return;
     }
     const tls = (socket as TLSSocket).encrypted === true;
+    // "|tls|h2" tells the engine to run an HTTP/2 session over this socket.
     const alpn = tls ? (socket as TLSSocket).alpnProtocol || '' : '';
-    if (alpn === 'h2') {
-      socket.destroy();
-      this.fail(new NotSupportedError('HTTP/2 is not supported yet (the server chose h2 through ALPN; leave allowH2 off)'));
-      return;
-    }
     const addrs =
       `${socket.localAddress ?? ''}|${socket.localPort ?? ''}|${socket.remoteAddress ?? ''}|${socket.remotePort ?? ''}` +
       (tls ? `|tls|${alpn}` : '');

@@ -60,7 +60,12 @@ pub(crate) async fn run(pool: Arc<Pool>, conn_id: u64) {
         }
         let _ = socket2::SockRef::from(tcp).set_tcp_keepalive(&ka);
     }
-    let h2 = if io.is_tls() { io.alpn() == Some(b"h2".as_slice()) } else { pool.opts.h2.prior_knowledge };
+    // ALPN chose h2 (over the engine's TLS, or Node's for a bridged socket), or h2c by prior knowledge.
+    let h2 = match &bridge_addrs {
+        Some(addrs) => addrs.ends_with("|tls|h2") || (!addrs.contains("|tls|") && pool.opts.h2.prior_knowledge),
+        None if io.is_tls() => io.alpn() == Some(b"h2".as_slice()),
+        None => pool.opts.h2.prior_knowledge,
+    };
     if h2 {
         return crate::h2::session::run(pool, conn_id, io).await;
     }
