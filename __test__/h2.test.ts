@@ -118,6 +118,45 @@ describe('HTTP/2: negotiation and multiplexing', () => {
     expect(await h2.body.text()).toBe('2.0');
   });
 
+  it('busy / drain follow streams, not sockets, once the session is up', async () => {
+    const srv = cleanup.add(await h2Server((s, h) => setImmediate(() => hello(s, h, srv))));
+    const c = client(srv.origin, { maxConcurrentStreams: 4 });
+    await (await c.request({ path: '/warm', method: 'GET' })).body.dump();
+    const returns: boolean[] = [];
+    const done: Promise<void>[] = [];
+    for (let i = 0; i < 5; i++) {
+      done.push(
+        new Promise((resolve, reject) => {
+          returns.push(
+            c.dispatch(
+              { path: `/${i}`, method: 'GET' },
+              {
+                onRequestStart() {},
+                onResponseStart() {},
+                onResponseData() {},
+                onResponseEnd: () => resolve(),
+                onResponseError: (_c, err) => reject(err),
+              },
+            ),
+          );
+        }),
+      );
+    }
+    // One connection, four streams: the fourth request makes the client busy, not the first.
+    expect(returns).toEqual([true, true, true, false, false]);
+    const drained = once(c, 'drain');
+    await Promise.all(done);
+    await drained;
+  });
+
+  it('sends keep-alive PINGs at pingInterval', async () => {
+    const srv = cleanup.add(await h2Server(hello));
+    const c = client(srv.origin, { pingInterval: 20 });
+    await (await c.request({ path: '/', method: 'GET' })).body.dump();
+    const [payload] = (await once(srv.sessions[0], 'ping')) as [Buffer];
+    expect(payload).toHaveLength(8);
+  });
+
   it('rejects bad h2 options at construction', () => {
     expect(() => new Client('https://localhost:1', { maxConcurrentStreams: 0 })).toThrow(errors.InvalidArgumentError);
     expect(() => new Client('https://localhost:1', { h2Options: { connectionWindowSize: -1 } })).toThrow(

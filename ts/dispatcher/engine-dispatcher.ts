@@ -119,7 +119,9 @@ export class EngineDispatcher extends Dispatcher implements PoolSink, RequestOwn
   readonly #origin: URL;
   readonly #host: string;
   readonly #native: NativePool;
-  readonly #capacity: number;
+  #capacity: number;
+  /** The capacity once a connection turns out to be an h2 session. */
+  readonly #h2Capacity: number;
   readonly #headersTimeout: number;
   readonly #bodyTimeout: number;
   readonly #requests = new Set<EngineRequest>();
@@ -150,6 +152,8 @@ export class EngineDispatcher extends Dispatcher implements PoolSink, RequestOwn
     this.#bridge = bridged === null ? null : new Bridge(this.#origin, bridged, localAddress);
     const maxResponseSize = opts.maxResponseSize == null ? -1 : optNumber(opts.maxResponseSize, 'maxResponseSize', -1, -1);
     this.#capacity = connections === 0 ? Infinity : connections * Math.max(1, pipelining);
+    const h2 = h2PoolConfig(opts as Record<string, unknown>);
+    this.#h2Capacity = connections === 0 ? Infinity : connections * h2.maxConcurrentStreams;
     this.#native = nativeArgs(() => createPool(
       {
         host: this.#origin.hostname,
@@ -168,7 +172,7 @@ export class EngineDispatcher extends Dispatcher implements PoolSink, RequestOwn
         bridged: bridged !== null,
         // undici's connector turns TCP keep-alive on (60 s) unless `keepAlive: false`.
         tcpKeepAlive: connect.keepAlive === false ? -1 : optNumber(connect.keepAliveInitialDelay, 'keepAliveInitialDelay', 60e3),
-        ...h2PoolConfig(opts as Record<string, unknown>),
+        ...h2,
       },
       this,
     ));
@@ -331,7 +335,10 @@ export class EngineDispatcher extends Dispatcher implements PoolSink, RequestOwn
     return answer(done, callback);
   }
 
-  onEngineConnected(): void {
+  onEngineConnected(protocol: string): void {
+    // An h2 session carries up to maxConcurrentStreams requests where an h1 connection carries
+    // `pipelining`: busy / drain follow the streams.
+    if (protocol === 'h2' && this.#h2Capacity > this.#capacity) this.#capacity = this.#h2Capacity;
     this.#connected++;
     this.emit('connect', this.#origin, [this]);
   }

@@ -31,7 +31,8 @@ export interface RequestSink {
 }
 
 export interface PoolSink {
-  onEngineConnected(): void;
+  /** `protocol`: `h1` or `h2`. */
+  onEngineConnected(protocol: string): void;
   onEngineDisconnected(code: number, message: string): void;
   onEngineConnectFailed(code: number, errno: string, message: string): void;
   /** A bridged pool needs a socket for bridge `bridgeId` (ts/dispatcher/bridge.ts). */
@@ -145,7 +146,7 @@ export function decodeBatch(
     } else if (kind === RETRY) {
       requests.get(id)?.onEngineRetry();
     } else if (kind === CONNECTED) {
-      pools.get(id)?.onEngineConnected();
+      pools.get(id)?.onEngineConnected(b.latin1Slice(start, end));
     } else if (kind === DISCONNECTED) {
       const [code, , message] = readError(b, start, end);
       pools.get(id)?.onEngineDisconnected(code, message);

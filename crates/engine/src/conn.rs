@@ -69,7 +69,7 @@ pub(crate) async fn run(pool: Arc<Pool>, conn_id: u64) {
     if h2 {
         return crate::h2::session::run(pool, conn_id, io).await;
     }
-    pool.on_connected();
+    pool.on_connected("h1");
     // Addresses as upgraded sockets report them (remoteAddress / localPort ...).
     let tcp = io.tcp().map(|s| (s.local_addr(), s.peer_addr()));
     let addrs = match (tcp, bridge_addrs) {

@@ -230,9 +230,10 @@ impl Pool {
         });
     }
 
-    pub(crate) fn on_connected(&self) {
+    /// A connection is up, speaking `protocol` ("h1" or "h2").
+    pub(crate) fn on_connected(&self, protocol: &str) {
         self.state.lock().connected += 1;
-        self.emit(|w| w.empty(events::CONNECTED, self.id));
+        self.emit(|w| w.bytes(events::CONNECTED, self.id, protocol.as_bytes()));
     }
 
     /// A connection attempt failed. With no connection up, the origin is unreachable for now:

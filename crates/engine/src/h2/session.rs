@@ -101,7 +101,7 @@ where
         0 => 100,
         n => n as usize,
     });
-    pool.on_connected();
+    pool.on_connected("h2");
     let authority = match &pool.opts.target {
         crate::transport::Target::Tcp { host, port } if host.contains(':') => format!("[{host}]:{port}"),
         crate::transport::Target::Tcp { host, port } => format!("{host}:{port}"),
