@@ -91,7 +91,13 @@ const tlsOptions = () => (ca ? { ca, ...(cfg.maxCachedSessions != null ? { maxCa
 
 function poolOptions() {
   const tls = tlsOptions();
-  return { connections: cfg.connections, pipelining: cfg.pipelining, ...(tls ? { connect: tls } : null) };
+  return {
+    connections: cfg.connections,
+    pipelining: cfg.pipelining,
+    // Both libraries negotiate h2 through ALPN when asked (undici 7 only on request).
+    allowH2: cfg.h2 === true,
+    ...(tls ? { connect: tls } : null),
+  };
 }
 
 const requestOptions = () => ({ path: cfg.path, method: 'GET', ...(cfg.reset ? { reset: true } : null) });

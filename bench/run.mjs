@@ -11,8 +11,8 @@
 //   --rounds=N               rounds per scenario             (env BENCH_ROUNDS, default 2)
 //   --latency-requests=N     timed requests, latency mode    (env BENCH_LATENCY_REQUESTS, default 3000)
 //   --contenders=a,b         subset of contenders            (env BENCH_CONTENDERS; ferro-bridged is opt-in)
-//   --scenarios=a,b          subset of small,64k,https,new-connections,new-connections-no-resume,latency,
-//                            memory                          (env BENCH_SCENARIOS)
+//   --scenarios=a,b          subset of small,64k,https,h2,h2-64k,new-connections,
+//                            new-connections-no-resume,latency,memory (env BENCH_SCENARIOS)
 //   --server-cpus=LIST       pin the server to these CPUs (taskset list, e.g. 0 or 0-7)
 //   --client-cpus=LIST       pin every client turn to these CPUs (e.g. 1 or 8,9)
 //   --server-workers=N       run the server as a node:cluster of N processes (default 1)
@@ -93,7 +93,9 @@ const opt = {
   ),
   contenders: list(args.contenders ?? env.BENCH_CONTENDERS ?? DEFAULT_CONTENDERS.join(',')),
   scenarios: list(
-    args.scenarios ?? env.BENCH_SCENARIOS ?? 'small,64k,https,new-connections,new-connections-no-resume,latency,memory',
+    args.scenarios ??
+      env.BENCH_SCENARIOS ??
+      'small,64k,https,h2,h2-64k,new-connections,new-connections-no-resume,latency,memory',
   ),
   serverCpus: cpuList(args['server-cpus'], 'server-cpus'),
   clientCpus: cpuList(args['client-cpus'], 'client-cpus'),
@@ -136,6 +138,9 @@ const SCENARIOS = {
     maxCachedSessions: 0,
     title: 'a new TLS connection per request, maxCachedSessions: 0',
   },
+  // HTTP/2 over TLS: 100 in flight over one session (Pool of 1 connection, allowH2).
+  h2: { ...THROUGHPUT, secure: true, h2: true, connections: 1, noFetch: true, noNode: true, path: '/small', expectBytes: 12, title: 'h2, one session, small body' },
+  'h2-64k': { ...THROUGHPUT, secure: true, h2: true, connections: 1, noFetch: true, noNode: true, path: '/64k', expectBytes: 65536, title: 'h2, one session, 64 KiB body' },
   // Peak RSS of the client process with 10,000 requests in flight on Pool 50 × pipelining 10.
   memory: { ...THROUGHPUT, noFetch: true, concurrency: 10_000, path: '/small', expectBytes: 12, title: 'peak RSS, 10,000 in flight' },
   latency: {
@@ -214,6 +219,7 @@ function startServer() {
         resolve({
           port: msg.port,
           httpsPort: msg.httpsPort,
+          h2Port: msg.h2Port,
           // The server's own CPU counter, to see whether it was the bottleneck in a window.
           cpu() {
             return new Promise((res) => {
@@ -419,13 +425,16 @@ async function main() {
   const server = await startServer();
   const origin = `http://127.0.0.1:${server.port}`;
   const secureOrigin = `https://127.0.0.1:${server.httpsPort}`;
+  const h2Origin = `https://127.0.0.1:${server.h2Port}`;
   log(`server on ${origin} and ${secureOrigin}`);
 
   const ferroUrl = pathToFileURL(FERRO_ENTRY).href;
   const results = {};
   for (const name of opt.scenarios) {
     const sc = SCENARIOS[name];
-    const contenders = opt.contenders.filter((c) => !FETCH_CONTENDERS.includes(c) || !sc.noFetch);
+    const contenders = opt.contenders.filter(
+      (c) => !(FETCH_CONTENDERS.includes(c) && sc.noFetch) && !(c === 'node-http' && sc.noNode),
+    );
     const rounds = Object.fromEntries(contenders.map((c) => [c, []]));
     for (let round = 0; round < opt.rounds; round++) {
       // Rotate the order each round so no contender always runs first or last.
@@ -434,7 +443,8 @@ async function main() {
       for (const contender of order) {
         const cfg = {
           contender,
-          origin: sc.secure ? secureOrigin : origin,
+          origin: sc.h2 ? h2Origin : sc.secure ? secureOrigin : origin,
+          h2: sc.h2 === true,
           caFile: sc.secure ? CA_FILE : null,
           reset: sc.reset === true,
           maxCachedSessions: sc.maxCachedSessions ?? null,

@@ -15,6 +15,7 @@ import cluster from 'node:cluster';
 import fs from 'node:fs';
 import http from 'node:http';
 import https from 'node:https';
+import http2 from 'node:http2';
 
 const SMALL = Buffer.from('hello world\n', 'latin1'); // 12 bytes
 const BIG = Buffer.alloc(65536);
@@ -52,9 +53,9 @@ async function runPrimary() {
   const ready = await Promise.all(
     workers.map((w) => new Promise((resolve) => w.on('message', (m) => m?.type === 'ready' && resolve(m)))),
   );
-  const { port, httpsPort } = ready[0];
-  if (process.send) process.send({ type: 'ready', port, httpsPort, workers: WORKERS });
-  else console.log(port, httpsPort);
+  const { port, httpsPort, h2Port } = ready[0];
+  if (process.send) process.send({ type: 'ready', port, httpsPort, h2Port, workers: WORKERS });
+  else console.log(port, httpsPort, h2Port);
   if (!process.send) return;
   let nextAsk = 0;
   const answers = new Map();
@@ -91,8 +92,15 @@ async function runServer() {
     { key: fs.readFileSync(new URL('localhost.key', tlsDir)), cert: fs.readFileSync(new URL('localhost.pem', tlsDir)) },
     handle,
   );
+  // HTTP/2 only (no HTTP/1.1 fallback), same routes through the compatibility API.
+  const h2 = http2.createSecureServer(
+    { key: fs.readFileSync(new URL('localhost.key', tlsDir)), cert: fs.readFileSync(new URL('localhost.pem', tlsDir)) },
+    handle,
+  );
   // A client dropping a connection mid-handshake must not take the server down.
   secure.on('tlsClientError', () => {});
+  h2.on('tlsClientError', () => {});
+  h2.on('sessionError', () => {});
 
   for (const s of [server, secure]) {
     s.keepAliveTimeout = 10 * 60 * 1000; // never close an idle keep-alive connection during a run
@@ -103,8 +111,9 @@ async function runServer() {
   const listen = (s, port) => new Promise((resolve) => s.listen(port, '127.0.0.1', () => resolve(s.address().port)));
   const port = await listen(server, Number(process.argv[2] ?? 0));
   const httpsPort = await listen(secure, Number(process.argv[3] ?? 0));
-  if (process.send) process.send({ type: 'ready', port, httpsPort });
-  else console.log(port, httpsPort);
+  const h2Port = await listen(h2, Number(process.argv[4] ?? 0));
+  if (process.send) process.send({ type: 'ready', port, httpsPort, h2Port });
+  else console.log(port, httpsPort, h2Port);
 
   if (process.send) {
     process.on('message', (msg) => {
