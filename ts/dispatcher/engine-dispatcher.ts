@@ -54,7 +54,7 @@ const BLOCKING = 2;
 const RESET = 4;
 const UPGRADE = 8;
 const STREAM_BODY = 16;
-const EXPECT_CONTINUE = 32;
+const EXPECT_CONTINUE = 64;
 
 const DEFAULT_TIMEOUT = 300e3;
 // Methods whose requests carry a payload: an empty one is still announced with content-length: 0.
@@ -335,10 +335,10 @@ export class EngineDispatcher extends Dispatcher implements PoolSink, RequestOwn
     return answer(done, callback);
   }
 
-  onEngineConnected(protocol: string): void {
+  onEngineConnected(info: string): void {
     // An h2 session carries up to maxConcurrentStreams requests where an h1 connection carries
     // `pipelining`: busy / drain follow the streams.
-    if (protocol === 'h2' && this.#h2Capacity > this.#capacity) this.#capacity = this.#h2Capacity;
+    if (info.startsWith('h2|') && this.#h2Capacity > this.#capacity) this.#capacity = this.#h2Capacity;
     this.#connected++;
     this.emit('connect', this.#origin, [this]);
   }

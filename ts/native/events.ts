@@ -31,8 +31,8 @@ export interface RequestSink {
 }
 
 export interface PoolSink {
-  /** `protocol`: `h1` or `h2`. */
-  onEngineConnected(protocol: string): void;
+  /** `info` is "<h1|h2>|<addrs>" (addresses as UPGRADE carries them). */
+  onEngineConnected(info: string): void;
   onEngineDisconnected(code: number, message: string): void;
   onEngineConnectFailed(code: number, errno: string, message: string): void;
   /** A bridged pool needs a socket for bridge `bridgeId` (ts/dispatcher/bridge.ts). */

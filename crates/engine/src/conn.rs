@@ -60,16 +60,6 @@ pub(crate) async fn run(pool: Arc<Pool>, conn_id: u64) {
         }
         let _ = socket2::SockRef::from(tcp).set_tcp_keepalive(&ka);
     }
-    // ALPN chose h2 (over the engine's TLS, or Node's for a bridged socket), or h2c by prior knowledge.
-    let h2 = match &bridge_addrs {
-        Some(addrs) => addrs.ends_with("|tls|h2") || (!addrs.contains("|tls|") && pool.opts.h2.prior_knowledge),
-        None if io.is_tls() => io.alpn() == Some(b"h2".as_slice()),
-        None => pool.opts.h2.prior_knowledge,
-    };
-    if h2 {
-        return crate::h2::session::run(pool, conn_id, io).await;
-    }
-    pool.on_connected("h1");
     // Addresses as upgraded sockets report them (remoteAddress / localPort ...).
     let tcp = io.tcp().map(|s| (s.local_addr(), s.peer_addr()));
     let addrs = match (tcp, bridge_addrs) {
@@ -83,6 +73,12 @@ pub(crate) async fn run(pool: Arc<Pool>, conn_id: u64) {
     } else {
         addrs
     };
+    // ALPN chose h2 (over the engine's TLS, or Node's for a bridged socket), or h2c by prior knowledge.
+    let h2 = if addrs.contains("|tls|") { addrs.ends_with("|tls|h2") } else { pool.opts.h2.prior_knowledge };
+    if h2 {
+        return crate::h2::session::run(pool, conn_id, io, addrs).await;
+    }
+    pool.on_connected("h1", &addrs);
     let mut conn = Conn::new(pool.clone(), conn_id, io, addrs);
     let end = poll_fn(|cx| conn.poll(cx)).await;
     conn.finish(end);

@@ -7,7 +7,8 @@
 //! - DATA (request id): the body bytes.
 //! - END (request id): a header list (trailers; count 0 when none).
 //! - ERROR (request id): an error record.
-//! - CONNECTED (pool id): the protocol the connection speaks, `h1` or `h2` (ASCII).
+//! - CONNECTED (pool id): "<version>|<addrs>": the HTTP version spoken ("h1" or "h2"), then the
+//!   addresses as UPGRADE carries them.
 //! - DISCONNECTED / CONNECT_FAILED (pool id): an error record.
 //! - UPGRADE (request id): like HEAD (status, reason, header list), then `addr_len: u16` and
 //!   "localIp|localPort|remoteIp|remotePort" (fields empty for unix sockets), followed by

@@ -230,10 +230,10 @@ impl Pool {
         });
     }
 
-    /// A connection is up, speaking `protocol` ("h1" or "h2").
-    pub(crate) fn on_connected(&self, protocol: &str) {
+    /// `version` is the HTTP version the connection speaks ("h1" / "h2"), `addrs` its addresses.
+    pub(crate) fn on_connected(&self, version: &str, addrs: &str) {
         self.state.lock().connected += 1;
-        self.emit(|w| w.bytes(events::CONNECTED, self.id, protocol.as_bytes()));
+        self.emit(|w| w.bytes(events::CONNECTED, self.id, format!("{version}|{addrs}").as_bytes()));
     }
 
     /// A connection attempt failed. With no connection up, the origin is unreachable for now:

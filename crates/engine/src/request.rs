@@ -16,7 +16,7 @@ pub mod flags {
     /// The body arrives in pieces through the request's pipe (`ReqCtl::push_body`) after dispatch.
     pub const STREAM_BODY: u32 = 16;
     /// Send `expect: 100-continue` and hold the body until a 100 arrives (HTTP/2 only, as undici).
-    pub const EXPECT_CONTINUE: u32 = 32;
+    pub const EXPECT_CONTINUE: u32 = 64;
 }
 
 /// How a streamed body is framed on the wire.

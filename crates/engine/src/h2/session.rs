@@ -75,7 +75,7 @@ struct Session {
     ping: Option<(PingPong, Pin<Box<Sleep>>, bool)>,
 }
 
-pub(crate) async fn run<T>(pool: Arc<Pool>, conn_id: u64, io: T)
+pub(crate) async fn run<T>(pool: Arc<Pool>, conn_id: u64, io: T, addrs: String)
 where
     T: AsyncRead + AsyncWrite + Unpin + Send + 'static,
 {
@@ -101,7 +101,7 @@ where
         0 => 100,
         n => n as usize,
     });
-    pool.on_connected("h2");
+    pool.on_connected("h2", &addrs);
     let authority = match &pool.opts.target {
         crate::transport::Target::Tcp { host, port } if host.contains(':') => format!("[{host}]:{port}"),
         crate::transport::Target::Tcp { host, port } => format!("{host}:{port}"),
