@@ -1,0 +1,44 @@
+// Request bodies across several attempts (redirects, retries). A body given as a factory
+// (`body: () => stream`) is called afresh for each attempt, so streamed uploads can be replayed;
+// a plain stream can be sent once only, and a later attempt that would need it again must fail.
+import { Readable } from 'node:stream';
+import { InvalidArgumentError } from '../core/errors.js';
+import type { BodyFactory, RequestBody } from '../dispatcher/types.js';
+
+/** Calls a body factory and checks that it gave a body (not another function or a promise). */
+export function resolveBodyFactory(factory: BodyFactory): RequestBody {
+  const body = factory();
+  if (typeof body === 'function' || (body !== null && typeof (body as { then?: unknown }).then === 'function')) {
+    throw new InvalidArgumentError('a body factory must return the body itself (a stream, an iterable, a string or bytes)');
+  }
+  return body;
+}
+
+/** Bytes, strings, arrays and factories can be sent any number of times. */
+export function isReplayable(body: unknown): boolean {
+  return (
+    body == null ||
+    typeof body === 'string' ||
+    typeof body === 'function' ||
+    body instanceof Uint8Array ||
+    Array.isArray(body)
+  );
+}
+
+/**
+ * Whether a body that is not replayable has been (at least partly) used up. A Readable tells;
+ * any other iterable cannot, so it counts as used once an attempt has carried it.
+ */
+export function isSpent(body: unknown, dispatched: boolean): boolean {
+  if (isReplayable(body)) return false;
+  if (body instanceof Readable) return body.readableDidRead || body.destroyed;
+  return dispatched;
+}
+
+/** Releases a stream body that will not be sent (a redirect turned the request into a GET). */
+export function discardBody(body: unknown): void {
+  if (body instanceof Readable && !body.destroyed) {
+    body.on('error', () => {});
+    body.destroy();
+  }
+}
