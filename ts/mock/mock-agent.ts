@@ -153,7 +153,7 @@ export class MockAgent<TMockAgentOptions extends MockAgent.Options = MockAgent.O
     if (this.#closed) throw new ClientClosedError();
     // A body factory (replayable body) is made into this attempt's body before anything reads it.
     if (typeof opts.body === 'function') opts = { ...opts, body: resolveBodyFactory(opts.body) };
-    const origin = normalizeOrigin(opts.origin);
+    const origin = normalizeOrigin(opts.origin!);
     const log = this.#record(opts);
     if (!this.#active) return this.#real.dispatch(opts, handler);
     const states = this.#dispatchers()
