@@ -48,6 +48,9 @@ const DEFAULT_ERROR_CODES = [
   'EHOSTUNREACH',
   'EPIPE',
   'UND_ERR_SOCKET',
+  // ferro reports a connection closed short of Content-Length as this (undici, on a keep-alive
+  // connection, as UND_ERR_SOCKET): the cut body a retry resumes.
+  'UND_ERR_RES_CONTENT_LENGTH_MISMATCH',
 ];
 
 function checkNumber(value: unknown, name: string, integer: boolean, min: number): void {
