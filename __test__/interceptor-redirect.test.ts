@@ -149,7 +149,7 @@ describe('redirect: limits', () => {
       .request({ origin: s.origin, path: '/1', method: 'GET' })
       .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(errors.MaxRedirectsError);
-    expect((err as errors.MaxRedirectsError).code).toBe('UND_ERR_REDIRECT_MAX');
+    expect((err as InstanceType<typeof errors.MaxRedirectsError>).code).toBe('UND_ERR_REDIRECT_MAX');
   });
 
   it('a loop ends at the maximum', async () => {

@@ -86,7 +86,7 @@ describe('retry: when', () => {
       .request({ origin: s.origin, path: '/', method: 'POST', body: 'x' })
       .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(errors.RequestRetryError);
-    expect((err as errors.RequestRetryError).statusCode).toBe(503);
+    expect((err as InstanceType<typeof errors.RequestRetryError>).statusCode).toBe(503);
     expect(s.seen).toHaveLength(1);
   });
 
@@ -116,8 +116,8 @@ describe('retry: when', () => {
       .request({ origin: s.origin, path: '/', method: 'GET' })
       .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(errors.RequestRetryError);
-    expect((err as errors.RequestRetryError).code).toBe('UND_ERR_REQ_RETRY');
-    expect((err as errors.RequestRetryError).statusCode).toBe(503);
+    expect((err as InstanceType<typeof errors.RequestRetryError>).code).toBe('UND_ERR_REQ_RETRY');
+    expect((err as InstanceType<typeof errors.RequestRetryError>).statusCode).toBe(503);
     expect(s.seen).toHaveLength(3);
   });
 
@@ -155,7 +155,7 @@ describe('retry: when', () => {
       retry: (err, { state, opts }, cb) => {
         counters.push(state.counter);
         expect(opts.method).toBe('GET');
-        expect((err as errors.RequestRetryError).statusCode).toBe(500);
+        expect((err as InstanceType<typeof errors.RequestRetryError>).statusCode).toBe(500);
         cb(null);
       },
     }).request({ origin: s.origin, path: '/', method: 'GET' });
