@@ -249,3 +249,28 @@ describe('handlers', () => {
   });
 });
 
+describe('body factories without interceptors', () => {
+  it('a Client calls the factory once and streams what it returns', async () => {
+    const s = track(
+      await httpServer(async (req, res) => {
+        let body = '';
+        for await (const chunk of req) body += chunk;
+        res.end(`got ${body}`);
+      }),
+    );
+    const client = track(new Client(s.origin));
+    let calls = 0;
+    const res = await client.request({ path: '/', method: 'POST', body: () => (calls++, PassThrough.from(['a', 'b'])) });
+    expect(await res.body.text()).toBe('got ab');
+    expect(calls).toBe(1);
+  });
+
+  it('a factory must return a body, not a promise', async () => {
+    const s = await server();
+    const client = track(new Client(s.origin));
+    const err = await client
+      .request({ path: '/', method: 'POST', body: (() => Promise.resolve('x')) as never })
+      .catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(errors.InvalidArgumentError);
+  });
+});

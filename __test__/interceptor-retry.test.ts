@@ -3,7 +3,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { Readable } from 'node:stream';
+import { Readable, Writable } from 'node:stream';
 import { Agent, errors, interceptors, RetryAgent, type RetryOptions } from '../ts/index.js';
 import { httpServer } from './fixtures/servers.js';
 import { useCleanup } from './fixtures/cleanup.js';
@@ -254,6 +254,21 @@ describe('retry: resuming a cut body', () => {
     expect(s.seen[1]!.headers['if-match']).toBe('"v1"');
     expect(s.seen[1]!.headers.range).toMatch(/^bytes=\d+-199999$/);
     expect(Number(/bytes=(\d+)/.exec(s.seen[1]!.headers.range!)![1])).toBeGreaterThan(0);
+  });
+
+  it('a slow consumer (stream() with backpressure) still gets the resumed body whole', async () => {
+    const s = await server([firstPart('"v1"'), rest('"v1"')]);
+    const chunks: Buffer[] = [];
+    const sink = new Writable({
+      highWaterMark: 1024,
+      write(chunk: Buffer, _enc, cb) {
+        chunks.push(chunk);
+        setImmediate(cb);
+      },
+    });
+    await agent().stream({ origin: s.origin, path: '/file', method: 'GET' }, () => sink);
+    expect(Buffer.concat(chunks).equals(payload)).toBe(true);
+    expect(s.seen).toHaveLength(2);
   });
 
   it('resumes without If-Match when the ETag is weak or absent', async () => {
