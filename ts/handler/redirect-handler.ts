@@ -66,6 +66,13 @@ export class RedirectHandler implements DispatchHandler {
   #redirects = 0;
   #dispatched = false;
 
+  /** A dispatch function that follows up to `maxRedirections` redirects (undici's helper). */
+  static buildDispatch(dispatcher: { dispatch: DispatchFn }, maxRedirections: number): DispatchFn {
+    validateRedirectOptions({ maxRedirections });
+    const dispatch: DispatchFn = dispatcher.dispatch.bind(dispatcher);
+    return (opts, handler) => dispatch(opts, new RedirectHandler(dispatch, maxRedirections, opts, handler));
+  }
+
   constructor(dispatch: DispatchFn, maxRedirections: number, opts: DispatchOptions & RedirectOptions, handler: DispatchHandler) {
     if (typeof dispatch !== 'function') throw new InvalidArgumentError('dispatch must be a function');
     if (opts === null || typeof opts !== 'object') throw new InvalidArgumentError('opts must be an object');

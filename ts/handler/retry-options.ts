@@ -17,7 +17,7 @@ export interface RetryContext {
  * Decides about one failed attempt: call `callback(null)` to retry (after any wait), or
  * `callback(err)` to give up with `err`. May return its timer so an abort can cancel the wait.
  */
-export type RetryCallback = (err: Error | null) => void;
+export type RetryCallback = (err?: Error | null) => void;
 export type RetryFunction = (err: Error, context: RetryContext, callback: RetryCallback) => unknown;
 
 export interface RetryOptions {
