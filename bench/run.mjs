@@ -10,7 +10,8 @@
 //   --warmup=N               warm-up seconds per turn        (env BENCH_WARMUP, default 1)
 //   --rounds=N               rounds per scenario             (env BENCH_ROUNDS, default 2)
 //   --latency-requests=N     timed requests, latency mode    (env BENCH_LATENCY_REQUESTS, default 3000)
-//   --contenders=a,b         subset of contenders            (env BENCH_CONTENDERS; ferro-bridged is opt-in)
+//   --contenders=a,b         subset of contenders            (env BENCH_CONTENDERS; ferro-bridged and
+//                                                            the *-interceptors pair are opt-in)
 //   --scenarios=a,b          subset of small,64k,https,new-connections,new-connections-no-resume,latency
 //                                                            (env BENCH_SCENARIOS)
 // Environment only:
@@ -29,7 +30,8 @@ const RESULTS_FILE = path.join(BENCH_DIR, 'results', 'latest.json');
 
 const DEFAULT_CONTENDERS = ['ferro-request', 'ferro-dispatch', 'undici-request', 'undici-dispatch', 'node-http'];
 // ferro-bridged: ferro's request API over Node sockets from a custom connector (the bridged transport).
-const ALL_CONTENDERS = [...DEFAULT_CONTENDERS, 'ferro-bridged'];
+// ferro-interceptors / undici-interceptors: request() through composed retry + redirect interceptors.
+const ALL_CONTENDERS = [...DEFAULT_CONTENDERS, 'ferro-bridged', 'ferro-interceptors', 'undici-interceptors'];
 // Each contender is compared with undici's same API.
 const BASELINE = {
   'ferro-request': 'undici-request',
@@ -38,6 +40,8 @@ const BASELINE = {
   'undici-dispatch': 'undici-dispatch',
   'node-http': 'undici-request',
   'ferro-bridged': 'undici-request',
+  'ferro-interceptors': 'undici-interceptors',
+  'undici-interceptors': 'undici-interceptors',
 };
 
 // ----------------------------------------------------------------------------------------- options
