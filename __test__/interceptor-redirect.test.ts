@@ -1,7 +1,7 @@
 // interceptors.redirect against real local servers: statuses, method and body rules, header
 // stripping, limits, history, and stream bodies (spent vs factory).
 import { describe, expect, it } from 'vitest';
-import { Readable } from 'node:stream';
+import { PassThrough, Readable } from 'node:stream';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Agent, Client, errors, interceptors } from '../ts/index.js';
 import { httpServer, type Running } from './fixtures/servers.js';
@@ -251,6 +251,24 @@ describe('redirect: request bodies', () => {
     expect(err).toBeInstanceOf(errors.NotSupportedError);
     expect((err as Error).message).toMatch(/stream/);
     expect(s.seen).toHaveLength(1);
+  });
+
+  it('a stream an earlier hop took is not sent again, even if nothing was read from it yet', async () => {
+    const s = track(await httpServer((_req, res) => res.writeHead(307, { location: '/b' }).end()));
+    const body = new PassThrough();
+    const err = await agent()
+      .request({ origin: s.origin, path: '/a', method: 'PUT', body })
+      .catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(errors.NotSupportedError);
+  });
+
+  it('a pipeline GET (its request side unused) follows a 302', async () => {
+    const s = await server({ '/a': to(302, '/b') });
+    const chunks: Buffer[] = [];
+    const duplex = agent().pipeline({ origin: s.origin, path: '/a', method: 'GET' }, ({ body }) => body);
+    duplex.end();
+    for await (const chunk of duplex) chunks.push(chunk as Buffer);
+    expect(Buffer.concat(chunks).toString()).toBe('final GET /b ');
   });
 
   it('a body factory is called for every hop: the streamed upload survives 307 and 308', async () => {

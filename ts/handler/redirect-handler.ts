@@ -8,7 +8,7 @@ import { InvalidArgumentError, MaxRedirectsError, NotSupportedError } from '../c
 import type { DispatchController, DispatchFn, DispatchHandler, DispatchOptions, IncomingHeaders } from '../dispatcher/types.js';
 import { rewriteHeaders } from './header-list.js';
 import { toControllerHandler } from './legacy-handler.js';
-import { discardBody, isSpent } from './replayable-body.js';
+import { discardBody, replayBody } from './replayable-body.js';
 
 export interface RedirectOptions {
   maxRedirections?: number;
@@ -163,14 +163,19 @@ export class RedirectHandler implements DispatchHandler {
       method = 'GET';
       discardBody(body);
       body = null;
-    } else if (isSpent(body, this.#dispatched)) {
-      controller.abort(
-        new NotSupportedError(
-          `cannot follow a ${statusCode} redirect: the request body was a stream that has been read; ` +
-            'pass `body` as a function returning a new stream to make it replayable',
-        ),
-      );
-      return undefined;
+    } else {
+      const replay = replayBody(body, method, this.#dispatched);
+      if (replay !== null) {
+        body = replay.body;
+      } else {
+        controller.abort(
+          new NotSupportedError(
+            `cannot follow a ${statusCode} redirect: the request body is a stream an earlier hop took; ` +
+              'pass `body` as a function returning a new stream to make it replayable',
+          ),
+        );
+        return undefined;
+      }
     }
     // A relative Location with no known origin stays where it is; anything else is compared.
     const crossOrigin = origin === null ? /^[a-z][a-z0-9+.-]*:/i.test(location) : target.origin !== origin;

@@ -26,13 +26,20 @@ export function isReplayable(body: unknown): boolean {
 }
 
 /**
- * Whether a body that is not replayable has been (at least partly) used up. A Readable tells;
- * any other iterable cannot, so it counts as used once an attempt has carried it.
+ * The body another attempt of the same request sends: the body itself when it can be sent again;
+ * none for a GET or HEAD whose stream an attempt already took (a pipeline's unused request side:
+ * such a body carries no meaning); null when it cannot be replayed. A stream handed to an attempt
+ * counts as taken even if nothing was read yet: that attempt may still be reading it.
  */
-export function isSpent(body: unknown, dispatched: boolean): boolean {
-  if (isReplayable(body)) return false;
-  if (body instanceof Readable) return body.readableDidRead || body.destroyed;
-  return dispatched;
+export function replayBody(
+  body: RequestBody | BodyFactory | undefined,
+  method: string,
+  dispatched: boolean,
+): { body: RequestBody | BodyFactory | undefined } | null {
+  if (isReplayable(body)) return { body };
+  const taken = dispatched || (body instanceof Readable && (body.readableDidRead || body.destroyed));
+  if (!taken) return { body };
+  return method === 'GET' || method === 'HEAD' ? { body: null } : null;
 }
 
 /** Releases a stream body that will not be sent (a redirect turned the request into a GET). */

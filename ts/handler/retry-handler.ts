@@ -8,7 +8,7 @@ import { InvalidArgumentError, RequestRetryError } from '../core/errors.js';
 import type { DispatchController, DispatchFn, DispatchHandler, DispatchOptions, IncomingHeaders } from '../dispatcher/types.js';
 import { rewriteHeaders } from './header-list.js';
 import { toControllerHandler } from './legacy-handler.js';
-import { isSpent } from './replayable-body.js';
+import { replayBody } from './replayable-body.js';
 import { resolveRetryOptions, validateRetryOptions, type ResolvedRetryOptions, type RetryOptions } from './retry-options.js';
 
 /**
@@ -89,7 +89,7 @@ export class RetryHandler implements DispatchHandler {
   readonly #dispatch: DispatchFn;
   readonly #handler: DispatchHandler;
   readonly #retry: ResolvedRetryOptions;
-  readonly #opts: DispatchOptions;
+  #opts: DispatchOptions;
   readonly #controller = new RetryController((reason) => this.#onAbort(reason));
   /** Failed attempts so far. */
   #counter = 0;
@@ -252,10 +252,12 @@ export class RetryHandler implements DispatchHandler {
   #consider(err: Error, trailers: IncomingHeaders | null): void {
     const held = this.#held;
     this.#held = null;
-    if (isSpent(this.#opts.body, this.#dispatched)) {
+    const replay = replayBody(this.#opts.body, this.#opts.method, this.#dispatched);
+    if (replay === null) {
       this.#giveUp(err, held, trailers);
       return;
     }
+    if (replay.body !== this.#opts.body) this.#opts = { ...this.#opts, body: replay.body };
     this.#counter++;
     this.#pending = true;
     const context = { state: { counter: this.#counter }, opts: { ...this.#opts, retryOptions: this.#retry } };
