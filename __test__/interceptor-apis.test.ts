@@ -123,6 +123,19 @@ describe('through every API', () => {
     })()) as string[];
     expect(echo).toBe('ping');
     socket.destroy();
+
+    s.server.on('connect', (_req, client) => {
+      client.write('HTTP/1.1 200 Connection Established\r\n\r\n');
+      client.on('data', (d: Buffer) => client.write(`tunnel:${d}`));
+    });
+    const tunnel = await d.connect({ origin: s.origin, path: 'example.test:443' } as never);
+    expect(tunnel.statusCode).toBe(200);
+    tunnel.socket.write('hi');
+    for await (const chunk of tunnel.socket) {
+      expect(String(chunk)).toBe('tunnel:hi');
+      break;
+    }
+    tunnel.socket.destroy();
   });
 });
 

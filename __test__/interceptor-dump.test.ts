@@ -124,6 +124,27 @@ describe('dump', () => {
     expect(res.trailers).toEqual({ 'x-sum': 'abc' });
   });
 
+  it("the caller's abort after the head waits for the dump, so the connection is reused", async () => {
+    let finish: () => void = () => {};
+    const s = await server((req, res) => {
+      if (req.url === '/second') return res.end('again');
+      res.writeHead(200, { 'content-length': '2000' });
+      res.write(Buffer.alloc(1000, 'x'));
+      finish = () => res.end(Buffer.alloc(1000, 'y'));
+    });
+    const a = agent({ maxSize: 4000 });
+    const ac = new AbortController();
+    const res = await a.request({ origin: s.origin, path: '/first', method: 'GET', signal: ac.signal });
+    const failed = res.body.text().catch((e: unknown) => e);
+    ac.abort();
+    finish();
+    expect(await failed).toBeInstanceOf(errors.RequestAbortedError);
+    const again = await a.request({ origin: s.origin, path: '/second', method: 'GET' });
+    expect(again.statusCode).toBe(200);
+    await again.body.dump();
+    expect(s.sockets).toHaveLength(1);
+  });
+
   it('bad options throw InvalidArgumentError when the interceptor is made', () => {
     for (const opts of [{ maxSize: -1 }, { maxSize: 'big' }, { abortOnDumped: 1 }, { waitForTrailers: 'y' }, 'opts']) {
       expect(() => interceptors.dump(opts as never), JSON.stringify(opts)).toThrow(errors.InvalidArgumentError);

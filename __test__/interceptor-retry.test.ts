@@ -90,6 +90,15 @@ describe('retry: when', () => {
     expect(s.seen).toHaveLength(1);
   });
 
+  it('does not retry POST after a socket error either', async () => {
+    const s = await server([hangUp, ok]);
+    const err = await agent()
+      .request({ origin: s.origin, path: '/', method: 'POST', body: 'x' })
+      .catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(errors.SocketError);
+    expect(s.seen).toHaveLength(1);
+  });
+
   it('retries POST when methods lists it, re-sending its body', async () => {
     const s = await server([status(503), ok]);
     const res = await agent({ ...fast, methods: ['POST'] }).request({ origin: s.origin, path: '/', method: 'POST', body: 'data' });
