@@ -36,5 +36,5 @@ export { interceptors } from './interceptor/index.js';
 export { DecoratorHandler } from './handler/decorator-handler.js';
 export { RedirectHandler, type RedirectOptions } from './handler/redirect-handler.js';
 export { RetryHandler, type RetryHandlerOptions } from './handler/retry-handler.js';
-export type { RetryOptions, RetryContext, RetryCallback, RetryFunction } from './handler/retry-options.js';
+export type { RetryOptions, RetryContext, RetryCallback, OnRetryCallback } from './handler/retry-options.js';
 export { RetryAgent } from './dispatcher/retry-agent.js';

@@ -151,7 +151,8 @@ export async function interceptorUsage(origin: string): Promise<number> {
     interceptors.dump({ maxSize: 1024 }),
     interceptors.responseError(),
   );
-  const retrying = new RetryAgent(new Agent(), { maxRetries: 2 });
+  const retryOptions: RetryHandler.RetryOptions = { maxRetries: 2, methods: ['GET', 'PUT'], errorCodes: ['ECONNRESET'] };
+  const retrying = new RetryAgent(new Agent(), retryOptions);
   const { statusCode, body } = await retrying.request({ origin, path: '/', method: 'GET' });
   await body.dump();
   const inner: Dispatcher.DispatchHandler = { onResponseError() {} };

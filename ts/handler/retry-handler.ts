@@ -9,7 +9,16 @@ import type { DispatchController, DispatchFn, DispatchHandler, DispatchOptions, 
 import { rewriteHeaders } from './header-list.js';
 import { toControllerHandler } from './legacy-handler.js';
 import { replayBody } from './replayable-body.js';
-import { resolveRetryOptions, validateRetryOptions, type ResolvedRetryOptions, type RetryOptions } from './retry-options.js';
+import {
+  resolveRetryOptions,
+  validateRetryOptions,
+  type OnRetryCallback as OnRetry,
+  type ResolvedRetryOptions,
+  type RetryCallback as Retry,
+  type RetryContext as Context,
+  type RetryOptions,
+  type RetryState as State,
+} from './retry-options.js';
 
 /**
  * The controller the caller holds for the whole request. Each attempt has its own controller;
@@ -113,7 +122,7 @@ export class RetryHandler implements DispatchHandler {
   #abortReason: Error | null = null;
   #done = false;
 
-  constructor(opts: RetryHandlerOptions, { dispatch, handler }: { dispatch: DispatchFn; handler: DispatchHandler }) {
+  constructor(opts: RetryHandlerOptions, { dispatch, handler }: RetryHandler.RetryHandlers) {
     if (opts === null || typeof opts !== 'object') throw new InvalidArgumentError('opts must be an object');
     if (typeof dispatch !== 'function') throw new InvalidArgumentError('dispatch must be a function');
     if (handler === null || typeof handler !== 'object') throw new InvalidArgumentError('handler must be an object');
@@ -328,5 +337,18 @@ export class RetryHandler implements DispatchHandler {
     clearTimeout(this.#timer as ReturnType<typeof setTimeout>);
     this.#timer = null;
     this.#fail(reason);
+  }
+}
+
+// undici's types are reached through the class (`RetryHandler.RetryOptions`, ...): the same names here.
+export declare namespace RetryHandler {
+  export type RetryState = State;
+  export type RetryContext = Context;
+  export type OnRetryCallback = OnRetry;
+  export type RetryCallback = Retry;
+  export type RetryOptions = import('./retry-options.js').RetryOptions;
+  export interface RetryHandlers {
+    dispatch: DispatchFn;
+    handler: DispatchHandler;
   }
 }

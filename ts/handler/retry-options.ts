@@ -17,11 +17,11 @@ export interface RetryContext {
  * Decides about one failed attempt: call `callback(null)` to retry (after any wait), or
  * `callback(err)` to give up with `err`. May return its timer so an abort can cancel the wait.
  */
-export type RetryCallback = (err?: Error | null) => void;
-export type RetryFunction = (err: Error, context: RetryContext, callback: RetryCallback) => unknown;
+export type OnRetryCallback = (err?: Error | null) => void;
+export type RetryCallback = (err: Error, context: RetryContext, callback: OnRetryCallback) => unknown;
 
 export interface RetryOptions {
-  retry?: RetryFunction;
+  retry?: RetryCallback;
   maxRetries?: number;
   maxTimeout?: number;
   minTimeout?: number;
@@ -121,7 +121,7 @@ export function retryDelay(counter: number, o: ResolvedRetryOptions, headers: In
 }
 
 /** undici's policy: listed codes, methods and statuses only, up to maxRetries, then give up. */
-export function defaultRetry(err: Error, { state, opts }: RetryContext, callback: RetryCallback): unknown {
+export function defaultRetry(err: Error, { state, opts }: RetryContext, callback: OnRetryCallback): unknown {
   const o = opts.retryOptions;
   const { code, statusCode, headers } = err as Error & { code?: string; statusCode?: number; headers?: IncomingHeaders };
   // Errors without a code (thrown by user code upstream, say) are left to the other rules.
