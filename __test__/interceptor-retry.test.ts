@@ -241,7 +241,7 @@ describe('retry: resuming a cut body', () => {
     (etag: string | null) =>
     (req: IncomingMessage, res: ServerResponse): void => {
       const m = /^bytes=(\d+)-(\d*)$/.exec(req.headers.range ?? '');
-      if (!m) return void res.writeHead(200).end(payload);
+      if (!m) return void res.writeHead(200, { 'content-length': String(payload.length) }).end(payload);
       const start = Number(m[1]);
       const end = m[2] ? Number(m[2]) : payload.length - 1;
       res.writeHead(206, {
@@ -278,6 +278,18 @@ describe('retry: resuming a cut body', () => {
     await agent().stream({ origin: s.origin, path: '/file', method: 'GET' }, () => sink);
     expect(Buffer.concat(chunks).equals(payload)).toBe(true);
     expect(s.seen).toHaveLength(2);
+  });
+
+  it('a body cut before its first byte is fetched again whole, without Range', async () => {
+    const headOnly = (_q: IncomingMessage, res: ServerResponse): void => {
+      res.writeHead(200, { 'content-length': String(payload.length) });
+      res.flushHeaders();
+      res.socket!.write('', () => res.socket!.destroy());
+    };
+    const s = await server([headOnly, rest(null)]);
+    const res = await agent().request({ origin: s.origin, path: '/file', method: 'GET' });
+    expect(Buffer.from(await res.body.arrayBuffer()).equals(payload)).toBe(true);
+    expect(s.seen[1]!.headers.range).toBeUndefined();
   });
 
   it('resumes without If-Match when the ETag is weak or absent', async () => {

@@ -204,7 +204,11 @@ export class RetryHandler implements DispatchHandler {
     if (this.#etag !== null && etag !== this.#etag) {
       problem = 'ETag mismatch: the resource changed while resuming';
     } else if (statusCode === 200 && this.#position === 0 && !this.#ranged) {
-      // Nothing was delivered yet: a full response is as good as the first.
+      // Nothing was delivered yet: a full response is as good as the first, if it is as long.
+      const length = headers['content-length'];
+      if (this.#end !== null && length !== undefined && length !== String(this.#end + 1)) {
+        problem = 'Content-Length mismatch: the resource changed';
+      }
     } else if (statusCode !== 206) {
       problem = `the server cannot resume the body (status ${statusCode} to a Range request)`;
     } else {
