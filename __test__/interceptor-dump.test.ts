@@ -4,7 +4,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Socket } from 'node:net';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { Agent, errors, interceptors } from '../ts/index.js';
+import { Agent, Client, errors, interceptors } from '../ts/index.js';
 import { httpServer } from './fixtures/servers.js';
 import { useCleanup } from './fixtures/cleanup.js';
 
@@ -132,7 +132,8 @@ describe('dump', () => {
       res.write(Buffer.alloc(1000, 'x'));
       finish = () => res.end(Buffer.alloc(1000, 'y'));
     });
-    const a = agent({ maxSize: 4000 });
+    // One connection: the second request waits for it instead of racing its release.
+    const a = track(new Client(s.origin).compose(interceptors.dump({ maxSize: 4000 })));
     const ac = new AbortController();
     const res = await a.request({ origin: s.origin, path: '/first', method: 'GET', signal: ac.signal });
     const failed = res.body.text().catch((e: unknown) => e);
