@@ -151,9 +151,9 @@ export class MockAgent<TMockAgentOptions extends MockAgent.Options = MockAgent.O
     if (opts.origin == null || opts.origin === '') throw new InvalidArgumentError('opts.origin must be a non-empty string or URL.');
     if (this.#destroyed) throw new ClientDestroyedError();
     if (this.#closed) throw new ClientClosedError();
+    const origin = normalizeOrigin(opts.origin);
     // A body factory (replayable body) is made into this attempt's body before anything reads it.
     if (typeof opts.body === 'function') opts = { ...opts, body: resolveBodyFactory(opts.body) };
-    const origin = normalizeOrigin(opts.origin!);
     const log = this.#record(opts);
     if (!this.#active) return this.#real.dispatch(opts, handler);
     const states = this.#dispatchers()
