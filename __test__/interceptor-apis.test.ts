@@ -15,6 +15,7 @@ import {
   errors,
   fetch,
   getGlobalDispatcher,
+  installGlobalFetch,
   interceptors,
   MockAgent,
   Pool,
@@ -95,6 +96,15 @@ describe('through every API', () => {
     const res = await fetch(`${s.origin}/start`, { dispatcher: d, redirect: 'manual' });
     expect(res.status).toBe(200);
     expect(await res.text()).toBe('at /end');
+  });
+
+  it("Node's own fetch, installed on a composed dispatcher (legacy handlers through the interceptors)", async () => {
+    const s = await server();
+    const uninstall = installGlobalFetch(track(new Agent().compose(interceptors.retry({ minTimeout: 1 }))));
+    push(async () => uninstall());
+    const res = await globalThis.fetch(`${s.origin}/flaky`);
+    expect(res.status).toBe(200);
+    expect(await res.text()).toBe('at /flaky');
   });
 
   it('the global dispatcher and the top-level request()', async () => {
