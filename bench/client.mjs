@@ -7,6 +7,7 @@
 //   contender     ferro-request | ferro-dispatch | undici-request | undici-dispatch | node-http
 //                 | ferro-fetch | undici-fetch (WHATWG fetch on the library's own Pool)
 //                 | ferro-bridged (ferro's request API over sockets from a custom connector)
+//                 | ferro-interceptors | undici-interceptors (request() through retry + redirect)
 //   origin        e.g. http://127.0.0.1:12345 or https://127.0.0.1:12346
 //   caFile        for https origins: the CA that signed the server's certificate
 //   reset         every request on a new connection (reset: true; node-http: no keep-alive)
@@ -104,11 +105,12 @@ const requestOptions = () => ({ path: cfg.path, method: 'GET', ...(cfg.reset ? {
 
 // What users write: await the response, then read the whole body. arrayBuffer() reads every byte
 // without a text decode, so the 64 KiB case measures transport and not UTF-8 decoding.
-function requestContender({ mod, lib }, extra = {}) {
+function requestContender({ mod, lib }, extra = {}, wrap = (pool) => pool) {
   const pool = new mod.Pool(cfg.origin, { ...poolOptions(), ...extra });
+  const target = wrap(pool);
   const opts = requestOptions();
   async function one() {
-    const { statusCode, body } = await pool.request(opts);
+    const { statusCode, body } = await target.request(opts);
     const ab = await body.arrayBuffer();
     return [statusCode, ab.byteLength];
   }
@@ -199,6 +201,14 @@ async function bridgedContender(loaded) {
   return requestContender(loaded, { connect: (opts, cb) => connector(opts, cb) });
 }
 
+// request() through the usual production stack: retry and redirect interceptors composed.
+function interceptorsContender(loaded) {
+  const { interceptors } = loaded.mod;
+  return requestContender(loaded, {}, (pool) =>
+    pool.compose(interceptors.retry(), interceptors.redirect({ maxRedirections: 3 })),
+  );
+}
+
 function nodeHttpContender() {
   const url = new URL(cfg.origin);
   const maxSockets = cfg.connections;
@@ -251,6 +261,10 @@ async function makeContender(name) {
       return nodeHttpContender();
     case 'ferro-bridged':
       return bridgedContender(await loadFerro());
+    case 'ferro-interceptors':
+      return interceptorsContender(await loadFerro());
+    case 'undici-interceptors':
+      return interceptorsContender(await loadUndici());
     default:
       throw new Error(`unknown contender: ${name}`);
   }

@@ -10,7 +10,8 @@
 //   --warmup=N               warm-up seconds per turn        (env BENCH_WARMUP, default 1)
 //   --rounds=N               rounds per scenario             (env BENCH_ROUNDS, default 2)
 //   --latency-requests=N     timed requests, latency mode    (env BENCH_LATENCY_REQUESTS, default 3000)
-//   --contenders=a,b         subset of contenders            (env BENCH_CONTENDERS; ferro-bridged is opt-in)
+//   --contenders=a,b         subset of contenders            (env BENCH_CONTENDERS; ferro-bridged and
+//                                                            the *-interceptors pair are opt-in)
 //   --scenarios=a,b          subset of small,64k,https,h2,h2-64k,new-connections,
 //                            new-connections-no-resume,latency,memory (env BENCH_SCENARIOS)
 //   --server-cpus=LIST       pin the server to these CPUs (taskset list, e.g. 0 or 0-7)
@@ -42,7 +43,8 @@ const DEFAULT_CONTENDERS = [
 // fetch is measured where it is a throughput question; new connections and latency compare the transports.
 const FETCH_CONTENDERS = ['ferro-fetch', 'undici-fetch'];
 // ferro-bridged: ferro's request API over Node sockets from a custom connector (the bridged transport).
-const ALL_CONTENDERS = [...DEFAULT_CONTENDERS, 'ferro-bridged'];
+// ferro-interceptors / undici-interceptors: request() through composed retry + redirect interceptors.
+const ALL_CONTENDERS = [...DEFAULT_CONTENDERS, 'ferro-bridged', 'ferro-interceptors', 'undici-interceptors'];
 // Each contender is compared with undici's same API.
 const BASELINE = {
   'ferro-request': 'undici-request',
@@ -53,6 +55,8 @@ const BASELINE = {
   'undici-fetch': 'undici-fetch',
   'node-http': 'undici-request',
   'ferro-bridged': 'undici-request',
+  'ferro-interceptors': 'undici-interceptors',
+  'undici-interceptors': 'undici-interceptors',
 };
 
 // ----------------------------------------------------------------------------------------- options

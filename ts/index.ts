@@ -32,3 +32,9 @@ export type { SnapshotEntry, SnapshotRecord, SnapshotRequest, SnapshotResponse, 
 export { BalancedPool, type BalancedPoolOptions } from './dispatcher/balanced-pool.js';
 export type { PoolStats } from './dispatcher/stats.js';
 export { buildConnector, type Connector, type ConnectorBuildOptions, type ConnectorOptions, type ConnectorCallback } from './core/connector.js';
+export { interceptors } from './interceptor/index.js';
+export { DecoratorHandler } from './handler/decorator-handler.js';
+export { RedirectHandler, type RedirectOptions } from './handler/redirect-handler.js';
+export { RetryHandler, type RetryHandlerOptions } from './handler/retry-handler.js';
+export type { RetryOptions, RetryContext, RetryCallback, OnRetryCallback } from './handler/retry-options.js';
+export { RetryAgent } from './dispatcher/retry-agent.js';

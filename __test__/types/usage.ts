@@ -4,7 +4,12 @@
 import {
   Agent,
   Client,
+  DecoratorHandler,
   Dispatcher,
+  RedirectHandler,
+  RetryAgent,
+  RetryHandler,
+  interceptors,
   MockAgent,
   Pool,
   buildConnector,
@@ -129,4 +134,33 @@ export function connectors(): Client {
       });
     },
   });
+}
+
+export async function interceptorUsage(origin: string): Promise<number> {
+  const agent = new Agent().compose(
+    interceptors.retry({
+      maxRetries: 3,
+      minTimeout: 100,
+      maxTimeout: 1000,
+      timeoutFactor: 2,
+      retryAfter: true,
+      statusCodes: [503],
+      retry: (err, { state }, callback) => (state.counter > 2 ? callback(err) : callback(null)),
+    }),
+    interceptors.redirect({ maxRedirections: 3, throwOnMaxRedirect: true, stripHeadersOnCrossOriginRedirect: ['authorization'] }),
+    interceptors.dump({ maxSize: 1024 }),
+    interceptors.responseError(),
+  );
+  const retryOptions: RetryHandler.RetryOptions = { maxRetries: 2, methods: ['GET', 'PUT'], errorCodes: ['ECONNRESET'] };
+  const retrying = new RetryAgent(new Agent(), retryOptions);
+  const { statusCode, body } = await retrying.request({ origin, path: '/', method: 'GET' });
+  await body.dump();
+  const inner: Dispatcher.DispatchHandler = { onResponseError() {} };
+  const opts: Dispatcher.DispatchOptions = { origin, path: '/', method: 'GET' };
+  const dispatch: Dispatcher.Dispatch = agent.dispatch.bind(agent);
+  dispatch(opts, new RedirectHandler(dispatch, 2, opts, new DecoratorHandler(inner)));
+  dispatch(opts, new RetryHandler({ ...opts, retryOptions: { maxRetries: 1 } }, { dispatch, handler: inner }));
+  const follow = RedirectHandler.buildDispatch(agent, 2);
+  follow(opts, inner);
+  return statusCode;
 }

@@ -10,6 +10,7 @@ import { engineError, USER_ERROR } from '../native/error-codes.js';
 import { ClientClosedError, ClientDestroyedError, InvalidArgumentError, RequestContentLengthMismatchError } from '../core/errors.js';
 import { isToken, packHeaders, withQuery } from '../core/headers.js';
 import { toControllerHandler } from '../handler/legacy-handler.js';
+import { resolveBodyFactory } from '../handler/replayable-body.js';
 import { Dispatcher } from './dispatcher.js';
 import { answer, destroyArgs } from './lifecycle.js';
 import { EngineRequest, type RequestOwner } from './engine-request.js';
@@ -203,12 +204,13 @@ export class EngineDispatcher extends Dispatcher implements PoolSink, RequestOwn
       if (opts === null || typeof opts !== 'object') throw new InvalidArgumentError('opts must be an object.');
       if (this.#destroyed) throw new ClientDestroyedError();
       if (this.#closed) throw new ClientClosedError();
-      const body = opts.body;
+      let body = opts.body;
       if (body != null && typeof body !== 'string' && !(body instanceof Uint8Array)) {
+        if (typeof body === 'function') body = resolveBodyFactory(body);
         if (!isStreamLike(body)) throw new InvalidArgumentError('body must be a string, a Buffer, a Readable stream or an iterable');
         this.#send(req, opts, null, body);
       } else {
-        this.#send(req, opts, body == null ? null : typeof body === 'string' ? Buffer.from(body) : body, null);
+        this.#send(req, opts, body == null ? null : typeof body === 'string' ? Buffer.from(body) : (body as Uint8Array), null);
       }
     } catch (err) {
       req.fail(err as Error);

@@ -3,6 +3,7 @@ import type { Duplex, Readable, Writable } from 'node:stream';
 import type { EventEmitter } from 'node:events';
 import type { IncomingHttpHeaders } from 'node:http';
 import type { BodyReadable } from '../api/body.js';
+import type { RetryOptions } from '../handler/retry-options.js';
 
 export type HeaderValue = string | string[] | undefined;
 export type LibHeaders =
@@ -19,11 +20,14 @@ export type RequestBody =
   | string | Buffer | Uint8Array | Readable | Iterable<string | Buffer | Uint8Array>
   | AsyncIterable<string | Buffer | Uint8Array> | null;
 
+/** A body made afresh for each attempt, so redirects and retries can send a streamed body again. */
+export type BodyFactory = () => RequestBody;
+
 export interface DispatchOptions {
   origin?: string | URL;
   path: string;
   method: HttpMethod;
-  body?: RequestBody;
+  body?: RequestBody | BodyFactory;
   headers?: LibHeaders;
   query?: Record<string, unknown> | null;
   idempotent?: boolean;
@@ -39,6 +43,7 @@ export interface DispatchOptions {
   dumpMaxSize?: number;
   abortOnDumped?: boolean;
   waitForTrailers?: boolean;
+  retryOptions?: RetryOptions;
   [key: string]: unknown;
 }
 

@@ -1,5 +1,6 @@
 // MockAgent: a Dispatcher that answers requests from the interceptors of its mock pools, chosen by
 // origin, and sends what no interceptor matches to a real agent when net connect allows it.
+import { resolveBodyFactory } from '../handler/replayable-body.js';
 import {
   ClientClosedError,
   ClientDestroyedError,
@@ -151,6 +152,8 @@ export class MockAgent<TMockAgentOptions extends MockAgent.Options = MockAgent.O
     if (this.#destroyed) throw new ClientDestroyedError();
     if (this.#closed) throw new ClientClosedError();
     const origin = normalizeOrigin(opts.origin);
+    // A body factory (replayable body) is made into this attempt's body before anything reads it.
+    if (typeof opts.body === 'function') opts = { ...opts, body: resolveBodyFactory(opts.body) };
     const log = this.#record(opts);
     if (!this.#active) return this.#real.dispatch(opts, handler);
     const states = this.#dispatchers()

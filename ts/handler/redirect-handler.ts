@@ -1,0 +1,224 @@
+// RedirectHandler (undici's name): follows 3xx responses that carry a Location, up to
+// `maxRedirections` hops. The caller sees only the final response; the hops' bodies are read and
+// dropped (so their connections stay reusable). The URLs visited are the request context's
+// `history`, as in undici.
+import type { Duplex } from 'node:stream';
+import type { IncomingHttpHeaders } from 'node:http';
+import { InvalidArgumentError, MaxRedirectsError, NotSupportedError } from '../core/errors.js';
+import type { DispatchController, DispatchFn, DispatchHandler, DispatchOptions, IncomingHeaders } from '../dispatcher/types.js';
+import { rewriteHeaders } from './header-list.js';
+import { toControllerHandler } from './legacy-handler.js';
+import { discardBody, replayBody } from './replayable-body.js';
+
+export interface RedirectOptions {
+  maxRedirections?: number;
+  throwOnMaxRedirect?: boolean;
+  stripHeadersOnRedirect?: string[];
+  stripHeadersOnCrossOriginRedirect?: string[];
+}
+
+const REDIRECT_STATUS = new Set([300, 301, 302, 303, 307, 308]);
+// Credentials meant for one origin only (Fetch's CORS-non-wildcard request-header names et al.).
+const CROSS_ORIGIN_DROPPED = new Set(['authorization', 'proxy-authorization', 'cookie']);
+
+function headerNameList(value: unknown, name: string): Set<string> | null {
+  if (value == null) return null;
+  if (!Array.isArray(value) || value.some((v) => typeof v !== 'string')) {
+    throw new InvalidArgumentError(`${name} must be an array of header names`);
+  }
+  return new Set(value.map((v: string) => v.toLowerCase()));
+}
+
+/** Throws InvalidArgumentError for a bad option; used by the interceptor and per request. */
+export function validateRedirectOptions(opts: RedirectOptions): void {
+  const { maxRedirections, throwOnMaxRedirect } = opts;
+  if (maxRedirections != null && (!Number.isInteger(maxRedirections) || maxRedirections < 0)) {
+    throw new InvalidArgumentError('maxRedirections must be a non-negative integer');
+  }
+  if (throwOnMaxRedirect != null && typeof throwOnMaxRedirect !== 'boolean') {
+    throw new InvalidArgumentError('throwOnMaxRedirect must be a boolean');
+  }
+  headerNameList(opts.stripHeadersOnRedirect, 'stripHeadersOnRedirect');
+  headerNameList(opts.stripHeadersOnCrossOriginRedirect, 'stripHeadersOnCrossOriginRedirect');
+}
+
+function originOf(origin: unknown): string | null {
+  if (origin == null || origin === '') return null;
+  try {
+    return new URL(String(origin)).origin;
+  } catch {
+    return null;
+  }
+}
+
+export class RedirectHandler implements DispatchHandler {
+  /** Every URL requested so far (when the origin is known), the final one included. */
+  readonly history: URL[] = [];
+  readonly maxRedirections: number;
+  readonly #dispatch: DispatchFn;
+  readonly #handler: DispatchHandler;
+  readonly #throwOnMax: boolean;
+  readonly #strip: Set<string> | null;
+  readonly #stripCrossOrigin: Set<string> | null;
+  #opts: DispatchOptions;
+  /** The next hop's options while a 3xx body is being read and dropped. */
+  #next: DispatchOptions | null = null;
+  #redirects = 0;
+  #dispatched = false;
+
+  /** A dispatch function that follows up to `maxRedirections` redirects (undici's helper). */
+  static buildDispatch(dispatcher: { dispatch: DispatchFn }, maxRedirections: number): DispatchFn {
+    validateRedirectOptions({ maxRedirections });
+    const dispatch: DispatchFn = dispatcher.dispatch.bind(dispatcher);
+    return (opts, handler) => dispatch(opts, new RedirectHandler(dispatch, maxRedirections, opts, handler));
+  }
+
+  constructor(dispatch: DispatchFn, maxRedirections: number, opts: DispatchOptions & RedirectOptions, handler: DispatchHandler) {
+    if (typeof dispatch !== 'function') throw new InvalidArgumentError('dispatch must be a function');
+    if (opts === null || typeof opts !== 'object') throw new InvalidArgumentError('opts must be an object');
+    if (handler === null || typeof handler !== 'object') throw new InvalidArgumentError('handler must be an object');
+    validateRedirectOptions({ ...opts, maxRedirections });
+    const { maxRedirections: _max, throwOnMaxRedirect, stripHeadersOnRedirect, stripHeadersOnCrossOriginRedirect, ...rest } = opts;
+    this.maxRedirections = maxRedirections ?? 0;
+    this.#throwOnMax = throwOnMaxRedirect === true;
+    this.#strip = headerNameList(stripHeadersOnRedirect, 'stripHeadersOnRedirect');
+    this.#stripCrossOrigin = headerNameList(stripHeadersOnCrossOriginRedirect, 'stripHeadersOnCrossOriginRedirect');
+    this.#opts = rest;
+    this.#dispatch = dispatch;
+    this.#handler = toControllerHandler(handler);
+  }
+
+  /** The options of the request in flight (what the first hop is sent with, at first). */
+  get opts(): DispatchOptions {
+    return this.#opts;
+  }
+
+  onRequestStart(controller: DispatchController, context: object): void {
+    this.#dispatched = true;
+    this.#handler.onRequestStart?.(controller, { ...context, history: this.history });
+  }
+
+  onRequestUpgrade(controller: DispatchController, statusCode: number, headers: IncomingHttpHeaders, socket: Duplex): void {
+    this.#handler.onRequestUpgrade?.(controller, statusCode, headers, socket);
+  }
+
+  onBodySent(chunk: Buffer): void {
+    this.#handler.onBodySent?.(chunk);
+  }
+
+  onResponseStart(controller: DispatchController, statusCode: number, headers: IncomingHeaders, statusMessage?: string): void {
+    if (statusCode < 200) {
+      this.#handler.onResponseStart?.(controller, statusCode, headers, statusMessage);
+      return;
+    }
+    const opts = this.#opts;
+    const origin = originOf(opts.origin);
+    let current: URL | null = null;
+    try {
+      current = new URL(opts.path, origin ?? 'http://localhost');
+    } catch {
+      /* an unusual path: only an absolute Location can be followed */
+    }
+    if (origin !== null && current !== null) this.history.push(current);
+    const next = REDIRECT_STATUS.has(statusCode) ? this.#nextHop(controller, statusCode, headers, origin, current) : null;
+    if (next === undefined) return;
+    if (next === null) {
+      this.#handler.onResponseStart?.(controller, statusCode, headers, statusMessage);
+      return;
+    }
+    this.#redirects++;
+    this.#next = next;
+  }
+
+  /** The options of the hop a 3xx leads to; null: deliver it as is; undefined: it failed the request. */
+  #nextHop(
+    controller: DispatchController,
+    statusCode: number,
+    headers: IncomingHeaders,
+    origin: string | null,
+    current: URL | null,
+  ): DispatchOptions | null | undefined {
+    const raw = headers.location;
+    const location = Array.isArray(raw) ? raw[0] : raw;
+    if (!location) return null;
+    let target: URL;
+    try {
+      target = new URL(location, current ?? undefined);
+    } catch {
+      return null;
+    }
+    if (target.protocol !== 'http:' && target.protocol !== 'https:') return null;
+    if (this.#redirects >= this.maxRedirections) {
+      if (!this.#throwOnMax) return null;
+      controller.abort(new MaxRedirectsError(`max redirects (${this.maxRedirections}) reached at ${target.href}`));
+      return undefined;
+    }
+    const opts = this.#opts;
+    let { method, body } = opts;
+    // 303 asks for a GET of the new location; browsers (and undici) do the same for a POST
+    // answered with 301 / 302. The body and the headers describing it go.
+    const toGet = (statusCode === 303 && method !== 'HEAD') || ((statusCode === 301 || statusCode === 302) && method === 'POST');
+    const dropContent = toGet || statusCode === 303;
+    if (toGet) {
+      method = 'GET';
+      discardBody(body);
+      body = null;
+    } else {
+      const replay = replayBody(body, method, this.#dispatched);
+      if (replay !== null) {
+        body = replay.body;
+      } else {
+        controller.abort(
+          new NotSupportedError(
+            `cannot follow a ${statusCode} redirect: the request body is a stream an earlier hop took; ` +
+              'pass `body` as a function returning a new stream to make it replayable',
+          ),
+        );
+        return undefined;
+      }
+    }
+    // A relative Location with no known origin stays where it is; anything else is compared.
+    const crossOrigin = origin === null ? /^[a-z][a-z0-9+.-]*:/i.test(location) : target.origin !== origin;
+    const strip = this.#strip;
+    const stripCross = this.#stripCrossOrigin;
+    const drop = (name: string): boolean =>
+      name === 'host' ||
+      (dropContent && name.startsWith('content-')) ||
+      (strip !== null && strip.has(name)) ||
+      (crossOrigin && (CROSS_ORIGIN_DROPPED.has(name) || (stripCross !== null && stripCross.has(name))));
+    return {
+      ...opts,
+      method,
+      body,
+      headers: rewriteHeaders(opts.headers, drop),
+      path: target.pathname + target.search,
+      origin: origin === null && !crossOrigin ? opts.origin : target.origin,
+      query: null,
+    };
+  }
+
+  onResponseData(controller: DispatchController, chunk: Buffer): void {
+    // A redirect's own body is not the caller's.
+    if (this.#next === null) this.#handler.onResponseData?.(controller, chunk);
+  }
+
+  onResponseEnd(controller: DispatchController, trailers: IncomingHeaders): void {
+    const next = this.#next;
+    if (next === null) {
+      this.#handler.onResponseEnd?.(controller, trailers);
+      return;
+    }
+    this.#next = null;
+    this.#opts = next;
+    try {
+      this.#dispatch(next, this);
+    } catch (err) {
+      this.#handler.onResponseError?.(controller, err as Error);
+    }
+  }
+
+  onResponseError(controller: DispatchController, error: Error): void {
+    this.#next = null;
+    this.#handler.onResponseError?.(controller, error);
+  }
+}

@@ -1,0 +1,13 @@
+// The `interceptors` namespace: one factory per interceptor, each returning an Interceptor for
+// Dispatcher.compose. One entry per line (several issues add to this list).
+import { redirect } from './redirect.js';
+import { retry } from './retry.js';
+import { dump } from './dump.js';
+import { responseError } from './response-error.js';
+
+export const interceptors = {
+  redirect,
+  retry,
+  dump,
+  responseError,
+};
