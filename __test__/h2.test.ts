@@ -346,7 +346,7 @@ describe('HTTP/2: errors and lifecycle', () => {
     expect(a).toEqual({ status: 'fulfilled', value: 'hello /a' });
     expect(d).toEqual({ status: 'fulfilled', value: 'hello /d' });
     expect(b.status).toBe('rejected');
-    const err = (b as PromiseRejectedResult).reason as errors.SocketError;
+    const err = (b as PromiseRejectedResult).reason as InstanceType<typeof errors.SocketError>;
     expect(err).toBeInstanceOf(errors.SocketError);
     expect(err.code).toBe('UND_ERR_SOCKET');
     expect(err.message).toMatch(/RST_STREAM.*code 2 \(INTERNAL_ERROR\)/);
@@ -363,7 +363,7 @@ describe('HTTP/2: errors and lifecycle', () => {
     const disconnected = once(c, 'disconnect');
     const first = await c.request({ path: '/1', method: 'GET' });
     expect(await first.body.text()).toBe('hello /1');
-    const [origin, targets, err] = (await disconnected) as [URL, Dispatcher[], errors.InformationalError];
+    const [origin, targets, err] = (await disconnected) as [URL, Dispatcher[], InstanceType<typeof errors.InformationalError>];
     expect(String(origin)).toBe(`${srv.origin}/`);
     expect(targets[0]).toBe(c);
     expect(err).toBeInstanceOf(errors.InformationalError);
