@@ -1,0 +1,15 @@
+// The `cacheStores` namespace: the stores the cache interceptor ships with.
+import { MemoryCacheStore } from './memory-cache-store.js';
+
+export const cacheStores = {
+  MemoryCacheStore,
+};
+export type { MemoryCacheStoreOpts } from './memory-cache-store.js';
+export type {
+  CacheControlDirectives,
+  CacheKey,
+  CacheMethods,
+  CacheStore,
+  CacheValue,
+  GetResult,
+} from './cache-store.js';

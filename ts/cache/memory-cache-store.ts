@@ -1,0 +1,186 @@
+// In-memory cache store with size and count bounds, least-recently-used eviction. Responses
+// larger than maxEntrySize are skipped whole (never stored truncated).
+import { EventEmitter } from 'node:events';
+import { Writable } from 'node:stream';
+import { InvalidArgumentError } from '../core/errors.js';
+import {
+  assertCacheKey,
+  assertCacheValue,
+  sizeOption,
+  type CacheKey,
+  type CacheStore,
+  type CacheValue,
+  type GetResult,
+} from './cache-store.js';
+import { headerText } from './request-headers.js';
+
+export interface MemoryCacheStoreOpts {
+  /** Most responses kept. Default 1024. */
+  maxCount?: number;
+  /** Most bytes of bodies kept in total. Default 100 MiB. */
+  maxSize?: number;
+  /** Largest body kept, in bytes. Default 5 MiB. */
+  maxEntrySize?: number;
+  errorCallback?: (err: Error) => void;
+}
+
+interface Entry extends CacheValue {
+  url: string;
+  method: string;
+  body: Buffer[];
+  size: number;
+}
+
+export function urlOf(key: Pick<CacheKey, 'origin' | 'path'>): string {
+  return `${key.origin}${key.path}`;
+}
+
+/** Whether the request headers in `key` select a response stored with `vary` (RFC 9111 §4.1). */
+export function varyMatches(vary: CacheValue['vary'], headers: CacheKey['headers']): boolean {
+  if (vary === undefined) return true;
+  for (const [name, expected] of Object.entries(vary)) {
+    if (headerText(expected) !== headerText(headers?.[name])) return false;
+  }
+  return true;
+}
+
+function sameVary(a: CacheValue['vary'], b: CacheValue['vary']): boolean {
+  const ka = Object.keys(a ?? {});
+  if (ka.length !== Object.keys(b ?? {}).length) return false;
+  return ka.every((k) => b !== undefined && k in b && headerText(a![k]) === headerText(b[k]));
+}
+
+export class MemoryCacheStore extends EventEmitter implements CacheStore {
+  readonly #maxCount: number;
+  readonly #maxSize: number;
+  readonly #maxEntrySize: number;
+  readonly #errorCallback: ((err: Error) => void) | undefined;
+  // url → entries for it, most recent first.
+  readonly #byUrl = new Map<string, Entry[]>();
+  // Every entry in use order, least recently used first (a Set keeps insertion order).
+  readonly #lru = new Set<Entry>();
+  #size = 0;
+
+  constructor(opts: MemoryCacheStoreOpts = {}) {
+    super();
+    if (typeof opts !== 'object' || opts === null) {
+      throw new InvalidArgumentError('MemoryCacheStore options must be an object');
+    }
+    this.#maxCount = sizeOption(opts.maxCount, 'maxCount', 1024);
+    this.#maxSize = sizeOption(opts.maxSize, 'maxSize', 100 * 1024 * 1024);
+    this.#maxEntrySize = sizeOption(opts.maxEntrySize, 'maxEntrySize', 5 * 1024 * 1024);
+    if (opts.errorCallback !== undefined && typeof opts.errorCallback !== 'function') {
+      throw new InvalidArgumentError('errorCallback must be a function');
+    }
+    this.#errorCallback = opts.errorCallback;
+  }
+
+  /** Total bytes of stored bodies. */
+  get size(): number {
+    return this.#size;
+  }
+
+  /** Number of stored responses. */
+  get count(): number {
+    return this.#lru.size;
+  }
+
+  isFull(): boolean {
+    return this.#size >= this.#maxSize || this.#lru.size >= this.#maxCount;
+  }
+
+  get(key: CacheKey): GetResult | undefined {
+    assertCacheKey(key);
+    const entries = this.#byUrl.get(urlOf(key));
+    if (entries === undefined) return undefined;
+    const now = Date.now();
+    const entry = entries.find((e) => e.method === key.method && e.deleteAt > now && varyMatches(e.vary, key.headers));
+    if (entry === undefined) return undefined;
+    this.#lru.delete(entry);
+    this.#lru.add(entry);
+    const { url: _url, method: _method, size: _size, ...result } = entry;
+    return result;
+  }
+
+  createWriteStream(key: CacheKey, value: CacheValue): Writable | undefined {
+    assertCacheKey(key);
+    assertCacheValue(value);
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const limit = this.#maxEntrySize;
+    return new Writable({
+      write: (chunk: Buffer, _encoding, callback) => {
+        size += chunk.length;
+        if (size > limit) {
+          // Too big to keep: drop it whole rather than store a truncated body.
+          callback(new RangeError(`response body exceeds maxEntrySize (${limit} bytes)`));
+          return;
+        }
+        chunks.push(chunk);
+        callback();
+      },
+      final: (callback) => {
+        this.#commit(key, value, chunks, size);
+        callback();
+      },
+    }).on('error', (err: Error) => this.#errorCallback?.(err));
+  }
+
+  delete(key: CacheKey): void {
+    assertCacheKey(key);
+    const url = urlOf(key);
+    const entries = this.#byUrl.get(url);
+    if (entries === undefined) return;
+    for (const e of entries) this.#forget(e);
+    this.#byUrl.delete(url);
+  }
+
+  #commit(key: CacheKey, value: CacheValue, body: Buffer[], size: number): void {
+    const url = urlOf(key);
+    const entry: Entry = {
+      statusCode: value.statusCode,
+      statusMessage: value.statusMessage,
+      headers: value.headers,
+      vary: value.vary,
+      etag: value.etag,
+      cacheControlDirectives: value.cacheControlDirectives,
+      cachedAt: value.cachedAt,
+      staleAt: value.staleAt,
+      deleteAt: value.deleteAt,
+      url,
+      method: key.method,
+      body,
+      size,
+    };
+    const entries = this.#byUrl.get(url) ?? [];
+    // A response for the same method and the same varying request headers replaces the old one.
+    const kept = entries.filter((e) => {
+      const replaced = e.method === entry.method && sameVary(e.vary, entry.vary);
+      if (replaced) this.#forget(e);
+      return !replaced;
+    });
+    kept.unshift(entry);
+    this.#byUrl.set(url, kept);
+    this.#lru.add(entry);
+    this.#size += size;
+    this.#evict();
+  }
+
+  #forget(entry: Entry): void {
+    if (this.#lru.delete(entry)) this.#size -= entry.size;
+  }
+
+  #evict(): void {
+    if (this.#size <= this.#maxSize && this.#lru.size <= this.#maxCount) return;
+    // Once per overflow: eviction below brings the store back under both limits.
+    this.emit('maxSizeExceeded', { size: this.#size, maxSize: this.#maxSize, count: this.#lru.size, maxCount: this.#maxCount });
+    for (const entry of this.#lru) {
+      if (this.#size <= this.#maxSize && this.#lru.size <= this.#maxCount) break;
+      this.#forget(entry);
+      const siblings = this.#byUrl.get(entry.url);
+      const rest = siblings?.filter((e) => e !== entry) ?? [];
+      if (rest.length === 0) this.#byUrl.delete(entry.url);
+      else this.#byUrl.set(entry.url, rest);
+    }
+  }
+}
