@@ -33,6 +33,6 @@ export { BalancedPool, type BalancedPoolOptions } from './dispatcher/balanced-po
 export type { PoolStats } from './dispatcher/stats.js';
 export { buildConnector, type Connector, type ConnectorBuildOptions, type ConnectorOptions, type ConnectorCallback } from './core/connector.js';
 export { interceptors } from './interceptor/index.js';
-export type { CacheInterceptorOptions } from './interceptor/index.js';
+export type { CacheInterceptorOptions, DeduplicateInterceptorOptions, PendingRequestsMessage } from './interceptor/index.js';
 export { cacheStores } from './cache/index.js';
 export type { CacheStore, CacheKey, CacheValue, GetResult, CacheControlDirectives, CacheMethods, MemoryCacheStoreOpts } from './cache/index.js';
