@@ -121,7 +121,7 @@ describe('deduplicate', () => {
     expect(Buffer.from(await res.body.arrayBuffer()).equals(body)).toBe(true);
     const err = await failed;
     expect(err).toBeInstanceOf(errors.AbortError);
-    expect((err as errors.AbortError).code).toBe('UND_ERR_ABORT');
+    expect((err as InstanceType<typeof errors.AbortError>).code).toBe('UND_ERR_ABORT');
     expect(origin.hits).toBe(1);
   });
 
