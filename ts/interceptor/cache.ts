@@ -89,7 +89,7 @@ const GATEWAY_TIMEOUT = { statusCode: 504, statusMessage: 'Gateway Timeout', hea
 
 export function cache(options: CacheInterceptorOptions = {}): DispatcherComposeInterceptor {
   checkOptions(options);
-  const store = options.store ?? new MemoryCacheStore();
+  const store = options.store === undefined ? new MemoryCacheStore() : options.store;
   assertCacheStore(store, 'store');
   const methods = new Set<string>(options.methods ?? ['GET']);
   const ctx: CacheContext = { store, type: options.type ?? 'shared', cacheByDefault: options.cacheByDefault };
