@@ -35,4 +35,4 @@ export { buildConnector, type Connector, type ConnectorBuildOptions, type Connec
 export { interceptors } from './interceptor/index.js';
 export type { CacheInterceptorOptions, DeduplicateInterceptorOptions, PendingRequestsMessage } from './interceptor/index.js';
 export { cacheStores } from './cache/index.js';
-export type { CacheStore, CacheKey, CacheValue, GetResult, CacheControlDirectives, CacheMethods, MemoryCacheStoreOpts } from './cache/index.js';
+export type { CacheStore, CacheKey, CacheValue, GetResult, CacheControlDirectives, CacheMethods, MemoryCacheStoreOpts, SqliteCacheStoreOpts } from './cache/index.js';

@@ -1,7 +1,7 @@
 // In-memory cache store with size and count bounds, least-recently-used eviction. Responses
 // larger than maxEntrySize are skipped whole (never stored truncated).
 import { EventEmitter } from 'node:events';
-import { Writable } from 'node:stream';
+import type { Writable } from 'node:stream';
 import { InvalidArgumentError } from '../core/errors.js';
 import {
   assertCacheKey,
@@ -12,7 +12,8 @@ import {
   type CacheValue,
   type GetResult,
 } from './cache-store.js';
-import { headerText } from './request-headers.js';
+import { bodyCollector } from './body-collector.js';
+import { sameVary, urlOf, varyMatches } from './entry-key.js';
 
 export interface MemoryCacheStoreOpts {
   /** Most responses kept. Default 1024. */
@@ -29,25 +30,6 @@ interface Entry extends CacheValue {
   method: string;
   body: Buffer[];
   size: number;
-}
-
-export function urlOf(key: Pick<CacheKey, 'origin' | 'path'>): string {
-  return `${key.origin}${key.path}`;
-}
-
-/** Whether the request headers in `key` select a response stored with `vary` (RFC 9111 §4.1). */
-export function varyMatches(vary: CacheValue['vary'], headers: CacheKey['headers']): boolean {
-  if (vary === undefined) return true;
-  for (const [name, expected] of Object.entries(vary)) {
-    if (headerText(expected) !== headerText(headers?.[name])) return false;
-  }
-  return true;
-}
-
-function sameVary(a: CacheValue['vary'], b: CacheValue['vary']): boolean {
-  const ka = Object.keys(a ?? {});
-  if (ka.length !== Object.keys(b ?? {}).length) return false;
-  return ka.every((k) => b !== undefined && k in b && headerText(a![k]) === headerText(b[k]));
 }
 
 export class MemoryCacheStore extends EventEmitter implements CacheStore {
@@ -105,25 +87,10 @@ export class MemoryCacheStore extends EventEmitter implements CacheStore {
   createWriteStream(key: CacheKey, value: CacheValue): Writable | undefined {
     assertCacheKey(key);
     assertCacheValue(value);
-    const chunks: Buffer[] = [];
-    let size = 0;
-    const limit = this.#maxEntrySize;
-    return new Writable({
-      write: (chunk: Buffer, _encoding, callback) => {
-        size += chunk.length;
-        if (size > limit) {
-          // Too big to keep: drop it whole rather than store a truncated body.
-          callback(new RangeError(`response body exceeds maxEntrySize (${limit} bytes)`));
-          return;
-        }
-        chunks.push(chunk);
-        callback();
-      },
-      final: (callback) => {
-        this.#commit(key, value, chunks, size);
-        callback();
-      },
-    }).on('error', (err: Error) => this.#errorCallback?.(err));
+    return bodyCollector(this.#maxEntrySize, (chunks, size) => this.#commit(key, value, chunks, size)).on(
+      'error',
+      (err: Error) => this.#errorCallback?.(err),
+    );
   }
 
   delete(key: CacheKey): void {
