@@ -3,7 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import { once } from 'node:events';
 import { Readable, Writable } from 'node:stream';
-import { Agent, cacheStores, errors, fetch, getGlobalDispatcher, interceptors, setGlobalDispatcher } from '../ts/index.js';
+import { Agent, Pool, cacheStores, errors, fetch, getGlobalDispatcher, interceptors, setGlobalDispatcher } from '../ts/index.js';
 import type { CacheKey, CacheStore, CacheValue, DispatchController, GetResult } from '../ts/index.js';
 import { countingOrigin, type Route } from './fixtures/counting-origin.js';
 import { useCleanup } from './fixtures/cleanup.js';
@@ -93,6 +93,15 @@ describe('cache interceptor across APIs', () => {
     const second = await fetch(`${origin.origin}/f`);
     expect(await second.text()).toBe('response 1');
     expect(second.headers.get('age')).toBe('0');
+    expect(origin.hits).toBe(1);
+  });
+
+  it('works on a Pool for requests that name no origin (compose passes the pool\'s own)', async () => {
+    const origin = track(await countingOrigin(cacheable));
+    const pool = track(new Pool(origin.origin).compose(interceptors.cache(), interceptors.deduplicate()));
+    const get = async () => (await pool.request({ path: '/p', method: 'GET' })).body.text();
+    expect(await Promise.all([get(), get()])).toEqual(['response 1', 'response 1']);
+    expect(await get()).toBe('response 1');
     expect(origin.hits).toBe(1);
   });
 

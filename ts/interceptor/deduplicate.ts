@@ -318,23 +318,23 @@ export function deduplicate(options: DeduplicateInterceptorOptions = {}): Dispat
   };
 
   /** The identity of a request, or null when it is not to be deduplicated. */
-  const keyOf = (opts: DispatchOptions): string | null => {
+  const keyOf = (opts: DispatchOptions, fallbackOrigin: string | URL | null | undefined): string | null => {
     if (!methods.has(opts.method) || opts.upgrade || (opts.body !== undefined && opts.body !== null)) return null;
     try {
       const headers = headerRecord(opts.headers);
       const names = Object.keys(headers).sort();
       if (names.some((n) => skip.has(n))) return null;
       const parts = names.filter((n) => !exclude.has(n)).map((n) => [n, headerText(headers[n])]);
-      return JSON.stringify([String(opts.origin ?? ''), opts.method, withQuery(opts.path, opts.query), parts]);
+      return JSON.stringify([String(opts.origin ?? fallbackOrigin ?? ''), opts.method, withQuery(opts.path, opts.query), parts]);
     } catch {
       // Malformed input: the dispatcher reports it with its own typed error.
       return null;
     }
   };
 
-  return (dispatch: DispatchFn): DispatchFn =>
+  return (dispatch: DispatchFn, interceptorOrigin?: string | URL | null): DispatchFn =>
     (opts: DispatchOptions, handler: DispatchHandler): boolean => {
-      const key = keyOf(opts);
+      const key = keyOf(opts, interceptorOrigin);
       if (key === null) return dispatch(opts, handler);
       const joined = pending.get(key);
       if (joined !== undefined) {
