@@ -105,6 +105,26 @@ describe('cache interceptor across APIs', () => {
     expect(origin.hits).toBe(1);
   });
 
+  it('a caller chaining requests from each cache hit does not starve timers or I/O', async () => {
+    const origin = track(await countingOrigin(cacheable));
+    const agent = track(new Agent().compose(interceptors.cache()));
+    await (await agent.request({ origin: origin.origin, path: '/', method: 'GET' })).body.text();
+    let hits = 0;
+    let running = true;
+    const next = (): void => {
+      agent.dispatch(
+        { origin: origin.origin, path: '/', method: 'GET' },
+        { onResponseEnd: () => void (hits++, running && next()), onResponseError: () => {} },
+      );
+    };
+    next();
+    // Before the fix, hits were served in microtasks: this timer never fired.
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    running = false;
+    expect(hits).toBeGreaterThan(0);
+    expect(origin.hits).toBe(1);
+  });
+
   it('caches HEAD when asked to, separately from GET', async () => {
     const origin = track(await countingOrigin(cacheable));
     const agent = track(new Agent().compose(interceptors.cache({ methods: ['GET', 'HEAD'] })));

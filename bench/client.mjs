@@ -17,6 +17,7 @@
 //   concurrency, connections, pipelining
 //   warmupMs, durationMs             (throughput)
 //   warmupMs, requests               (latency: warm up for warmupMs, at least 50 requests)
+//   interceptor   null, or 'cache': the Pool is composed with interceptors.cache()
 //   undiciPkg     'undici' or 'undici7'
 //   ferroUrl      file: URL of ferro's dist/index.js
 //
@@ -97,8 +98,16 @@ const requestOptions = () => ({ path: cfg.path, method: 'GET', ...(cfg.reset ? {
 
 // What users write: await the response, then read the whole body. arrayBuffer() reads every byte
 // without a text decode, so the 64 KiB case measures transport and not UTF-8 decoding.
-function requestContender({ mod, lib }, extra = {}) {
+// The Pool, composed with the scenario's interceptor if it has one.
+function makePool(mod, extra = {}) {
   const pool = new mod.Pool(cfg.origin, { ...poolOptions(), ...extra });
+  if (cfg.interceptor === 'cache') return pool.compose(mod.interceptors.cache());
+  if (cfg.interceptor != null) throw new Error(`unknown interceptor ${cfg.interceptor}`);
+  return pool;
+}
+
+function requestContender({ mod, lib }, extra = {}) {
+  const pool = makePool(mod, extra);
   const opts = requestOptions();
   async function one() {
     const { statusCode, body } = await pool.request(opts);
@@ -144,7 +153,7 @@ class CountingHandler {
 }
 
 function dispatchContender({ mod, lib }) {
-  const pool = new mod.Pool(cfg.origin, poolOptions());
+  const pool = makePool(mod);
   const opts = { origin: cfg.origin, ...requestOptions() };
   return {
     lib,

@@ -11,7 +11,7 @@
 //   --rounds=N               rounds per scenario             (env BENCH_ROUNDS, default 2)
 //   --latency-requests=N     timed requests, latency mode    (env BENCH_LATENCY_REQUESTS, default 3000)
 //   --contenders=a,b         subset of contenders            (env BENCH_CONTENDERS; ferro-bridged is opt-in)
-//   --scenarios=a,b          subset of small,64k,https,new-connections,new-connections-no-resume,latency
+//   --scenarios=a,b          subset of small,64k,https,new-connections,new-connections-no-resume,cache,latency
 //                                                            (env BENCH_SCENARIOS)
 // Environment only:
 //   BENCH_FERRO=path         ferro entry module to load instead of dist/index.js
@@ -77,7 +77,7 @@ const opt = {
     num(args['latency-requests'] ?? env.BENCH_LATENCY_REQUESTS ?? (quick ? 500 : 3000), 'latency-requests'),
   ),
   contenders: list(args.contenders ?? env.BENCH_CONTENDERS ?? DEFAULT_CONTENDERS.join(',')),
-  scenarios: list(args.scenarios ?? env.BENCH_SCENARIOS ?? 'small,64k,https,new-connections,new-connections-no-resume,latency'),
+  scenarios: list(args.scenarios ?? env.BENCH_SCENARIOS ?? 'small,64k,https,new-connections,new-connections-no-resume,cache,latency'),
 };
 for (const c of opt.contenders) if (!ALL_CONTENDERS.includes(c)) throw new Error(`unknown contender ${c}`);
 
@@ -106,6 +106,9 @@ const SCENARIOS = {
     maxCachedSessions: 0,
     title: 'a new TLS connection per request, maxCachedSessions: 0',
   },
+  // 100 in flight for one cacheable URL through interceptors.cache() (the default memory store):
+  // after the first response every request is served from the cache.
+  cache: { ...THROUGHPUT, path: '/cacheable', expectBytes: 12, interceptor: 'cache', title: 'one cacheable URL through interceptors.cache()' },
   latency: {
     mode: 'latency',
     concurrency: 1,
@@ -387,6 +390,7 @@ async function main() {
           requests: opt.latencyRequests,
           undiciPkg: UNDICI_PKG,
           ferroUrl,
+          interceptor: sc.interceptor ?? null,
         };
         const timeoutMs =
           sc.mode === 'latency'

@@ -13,11 +13,20 @@ function toBuffer(chunk: unknown): Buffer {
   return Buffer.from(String(chunk));
 }
 
+// Joined bodies of stored chunk arrays, so a store that returns the same array on every hit
+// (MemoryCacheStore does) is joined once.
+const joined = new WeakMap<object, Buffer>();
+
 /** The whole body; synchronous for buffers, strings and arrays, a promise for streams. */
 export function bodyBuffer(body: CacheBody | null | undefined): Buffer | Promise<Buffer> {
   if (body === undefined || body === null) return Buffer.alloc(0);
   if (typeof body === 'string' || body instanceof Uint8Array) return toBuffer(body);
-  if (Array.isArray(body)) return body.length === 1 ? toBuffer(body[0]) : Buffer.concat(body.map(toBuffer));
+  if (Array.isArray(body)) {
+    if (body.length === 1) return toBuffer(body[0]);
+    let whole = joined.get(body);
+    if (whole === undefined) joined.set(body, (whole = Buffer.concat(body.map(toBuffer))));
+    return whole;
+  }
   if (typeof (body as AsyncIterable<unknown>)[Symbol.asyncIterator] === 'function') {
     return (async () => {
       const chunks: Buffer[] = [];
@@ -50,11 +59,15 @@ function replayOf(handler: DispatchHandler, reply: StoredReply): [MockReplay, ()
   return [replay, respond];
 }
 
-/** A whole request answered from the cache: onRequestStart now, the response on a later tick. */
+/**
+ * A whole request answered from the cache: onRequestStart now, the response in the event loop's
+ * check phase. Not a microtask: a caller that issues its next request on each end would otherwise
+ * chain hits in microtasks forever and starve timers and I/O.
+ */
 export function serveStored(handler: DispatchHandler, reply: StoredReply): void {
   const [replay, respond] = replayOf(handler, reply);
   replay.start();
-  replay.later(0, respond);
+  setImmediate(respond);
 }
 
 /** Answers a request that has already started (against `controller`) from the cache. */
@@ -67,7 +80,7 @@ export function continueWithStored(handler: DispatchHandler, controller: SwitchC
   };
   const [replay, respond] = replayOf(through, reply);
   controller.target = replay;
-  replay.later(0, respond);
+  setImmediate(respond);
 }
 
 /**

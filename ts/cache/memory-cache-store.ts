@@ -25,11 +25,14 @@ export interface MemoryCacheStoreOpts {
   errorCallback?: (err: Error) => void;
 }
 
-interface Entry extends CacheValue {
+interface Entry {
   url: string;
   method: string;
-  body: Buffer[];
   size: number;
+  vary: CacheValue['vary'];
+  deleteAt: number;
+  /** What get() returns, built once: a hit costs no copying. */
+  result: GetResult;
 }
 
 export class MemoryCacheStore extends EventEmitter implements CacheStore {
@@ -80,8 +83,7 @@ export class MemoryCacheStore extends EventEmitter implements CacheStore {
     if (entry === undefined) return undefined;
     this.#lru.delete(entry);
     this.#lru.add(entry);
-    const { url: _url, method: _method, size: _size, ...result } = entry;
-    return result;
+    return entry.result;
   }
 
   createWriteStream(key: CacheKey, value: CacheValue): Writable | undefined {
@@ -104,21 +106,19 @@ export class MemoryCacheStore extends EventEmitter implements CacheStore {
 
   #commit(key: CacheKey, value: CacheValue, body: Buffer[], size: number): void {
     const url = urlOf(key);
-    const entry: Entry = {
+    const result: GetResult = {
       statusCode: value.statusCode,
       statusMessage: value.statusMessage,
       headers: value.headers,
-      vary: value.vary,
-      etag: value.etag,
       cacheControlDirectives: value.cacheControlDirectives,
       cachedAt: value.cachedAt,
       staleAt: value.staleAt,
       deleteAt: value.deleteAt,
-      url,
-      method: key.method,
       body,
-      size,
     };
+    if (value.vary !== undefined) result.vary = value.vary;
+    if (value.etag !== undefined) result.etag = value.etag;
+    const entry: Entry = { url, method: key.method, size, vary: value.vary, deleteAt: value.deleteAt, result };
     const entries = this.#byUrl.get(url) ?? [];
     // A response for the same method and the same varying request headers replaces the old one.
     const kept = entries.filter((e) => {

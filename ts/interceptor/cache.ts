@@ -75,14 +75,22 @@ function checkOptions(opts: unknown): asserts opts is CacheInterceptorOptions {
   }
 }
 
+// The last origin parsed: a dispatcher usually sends many requests to the same one.
+let lastOrigin: { input: string; origin: string | null } = { input: '', origin: null };
+
 function originOf(value: unknown): string | null {
   if (value === undefined || value === null) return null;
+  const input = String(value);
+  if (input === lastOrigin.input) return lastOrigin.origin;
+  let origin: string | null;
   try {
-    const { origin } = new URL(String(value));
-    return origin === 'null' ? null : origin;
+    origin = new URL(input).origin;
+    if (origin === 'null') origin = null;
   } catch {
-    return null;
+    origin = null;
   }
+  lastOrigin = { input, origin };
+  return origin;
 }
 
 const GATEWAY_TIMEOUT = { statusCode: 504, statusMessage: 'Gateway Timeout', headers: {}, body: Buffer.alloc(0) };
