@@ -57,6 +57,21 @@ describe('cache interceptor across APIs', () => {
     expect(origin.hits).toBe(1);
   });
 
+  it('serves pipeline() from the cache', async () => {
+    const origin = track(await countingOrigin(cacheable));
+    const agent = track(new Agent().compose(interceptors.cache()));
+    const read = async (): Promise<string> => {
+      const chunks: Buffer[] = [];
+      const duplex = agent.pipeline({ origin: origin.origin, path: '/', method: 'GET' }, ({ body }) => body);
+      duplex.end();
+      for await (const chunk of duplex) chunks.push(chunk as Buffer);
+      return Buffer.concat(chunks).toString();
+    };
+    expect(await read()).toBe('response 1');
+    expect(await read()).toBe('response 1');
+    expect(origin.hits).toBe(1);
+  });
+
   it('serves dispatch() from the cache, honouring pause and resume', async () => {
     const origin = track(await countingOrigin(cacheable));
     const agent = track(new Agent().compose(interceptors.cache()));
