@@ -308,6 +308,8 @@ describe('request directives', () => {
     expect((await get('/', { 'cache-control': 'max-age=60' })).body).toBe('response 1');
     expect((await get('/', { 'cache-control': 'max-age=10' })).body).toBe('response 2');
     expect(origin.hits).toBe(2);
+    // The clock has not moved since response 2 was stored: max-age=0 still goes to the origin.
+    expect((await get('/', { 'cache-control': 'max-age=0' })).body).toBe('response 3');
   });
 
   it('max-stale: a stale response within the allowance is served', async () => {

@@ -179,7 +179,9 @@ export type Reuse = 'fresh' | 'stale' | 'stale-while-revalidate' | 'revalidate';
 export function reuse(entry: CacheValue, req: CacheControlDirectives, type: CacheType, now: number): Reuse {
   const d = entry.cacheControlDirectives ?? {};
   if (d['no-cache'] === true || req['no-cache'] === true) return 'revalidate';
-  if (req['max-age'] !== undefined && (now - entry.cachedAt) / 1000 > req['max-age']) return 'revalidate';
+  // max-age=0 asks for revalidation even of a response stored this very millisecond.
+  const maxAge = req['max-age'];
+  if (maxAge !== undefined && (maxAge === 0 || (now - entry.cachedAt) / 1000 > maxAge)) return 'revalidate';
   const remaining = (entry.staleAt - now) / 1000;
   if (remaining > 0) return remaining >= (req['min-fresh'] ?? 0) ? 'fresh' : 'revalidate';
   if (mustRevalidateWhenStale(d, type) || req['min-fresh'] !== undefined) return 'revalidate';
