@@ -85,7 +85,6 @@ describe.skipIf(!hasSqlite)('SqliteCacheStore', () => {
     const store = new SqliteCacheStore({ maxCount: 2, maxEntrySize: 8 });
     await put(store, key('/1'), 'one');
     await put(store, key('/2'), 'two');
-    await new Promise((r) => setImmediate(r));
     store.get(key('/1'));
     await put(store, key('/3'), 'three');
     expect(store.get(key('/2'))).toBeUndefined();

@@ -104,6 +104,7 @@ export class SqliteCacheStore implements CacheStore {
         );
         CREATE INDEX IF NOT EXISTS ${TABLE}_url ON ${TABLE} (url, method);
         CREATE INDEX IF NOT EXISTS ${TABLE}_deleteAt ON ${TABLE} (deleteAt);
+        CREATE INDEX IF NOT EXISTS ${TABLE}_usedAt ON ${TABLE} (usedAt);
       `);
       this.#sql = this.#prepare(this.#db);
     } catch (err) {
@@ -117,15 +118,18 @@ export class SqliteCacheStore implements CacheStore {
     const columns = 'body, statusCode, statusMessage, headers, vary, etag, cacheControlDirectives, cachedAt, staleAt, deleteAt';
     return {
       get: db.prepare(`SELECT id, ${columns} FROM ${TABLE} WHERE url = ? AND method = ? AND deleteAt > ? ORDER BY id DESC`),
-      touch: db.prepare(`UPDATE ${TABLE} SET usedAt = ? WHERE id = ?`),
+      // usedAt is a use counter shared by every process on the file (clock ties would blur LRU order).
+      touch: db.prepare(`UPDATE ${TABLE} SET usedAt = (SELECT COALESCE(MAX(usedAt), 0) + 1 FROM ${TABLE}) WHERE id = ?`),
       sameKey: db.prepare(`SELECT id, vary FROM ${TABLE} WHERE url = ? AND method = ?`),
       update: db.prepare(
         `UPDATE ${TABLE} SET body = ?, statusCode = ?, statusMessage = ?, headers = ?, vary = ?, etag = ?,
-         cacheControlDirectives = ?, cachedAt = ?, staleAt = ?, deleteAt = ?, usedAt = ? WHERE id = ?`,
+         cacheControlDirectives = ?, cachedAt = ?, staleAt = ?, deleteAt = ?,
+         usedAt = (SELECT COALESCE(MAX(usedAt), 0) + 1 FROM ${TABLE}) WHERE id = ?`,
       ),
       insert: db.prepare(
         `INSERT INTO ${TABLE} (body, statusCode, statusMessage, headers, vary, etag, cacheControlDirectives,
-         cachedAt, staleAt, deleteAt, usedAt, url, method) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+         cachedAt, staleAt, deleteAt, url, method, usedAt)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, (SELECT COALESCE(MAX(usedAt), 0) + 1 FROM ${TABLE}))`,
       ),
       deleteUrl: db.prepare(`DELETE FROM ${TABLE} WHERE url = ?`),
       purgeExpired: db.prepare(`DELETE FROM ${TABLE} WHERE deleteAt <= ?`),
@@ -171,7 +175,11 @@ export class SqliteCacheStore implements CacheStore {
       for (const row of sql.get.all(urlOf(key), key.method, now)) {
         const vary = row.vary === null ? undefined : (JSON.parse(String(row.vary)) as CacheValue['vary']);
         if (!varyMatches(vary, key.headers)) continue;
-        sql.touch.run(now, row.id!);
+        try {
+          sql.touch.run(row.id!);
+        } catch {
+          // Another process holds the write lock: the hit stands, only its LRU position is not updated.
+        }
         const body = row.body as Uint8Array;
         const result: GetResult = {
           body: Buffer.from(body.buffer, body.byteOffset, body.byteLength),
@@ -212,7 +220,6 @@ export class SqliteCacheStore implements CacheStore {
         value.cachedAt,
         value.staleAt,
         value.deleteAt,
-        now,
       ];
       // The same method and the same varying request headers: replace, not add.
       const existing = sql.sameKey
