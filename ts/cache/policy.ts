@@ -16,8 +16,9 @@ const NOT_STORED = new Set([
   'connection', 'keep-alive', 'proxy-connection', 'proxy-authenticate', 'proxy-authentication-info',
   'proxy-authorization', 'te', 'trailer', 'transfer-encoding', 'upgrade', 'age',
 ]);
-// RFC 9111 §3.2: a 304 updates every stored field except these.
-const NOT_UPDATED = new Set(['content-length', 'content-encoding', 'content-range', 'content-type', 'etag']);
+// RFC 9111 §3.2: a 304 updates every stored field except Content-Length (and, through
+// planStore, the fields that are never stored).
+const NOT_UPDATED = new Set(['content-length']);
 // Request headers that make a request conditional or partial: evaluated by the origin, not here.
 export const CONDITIONAL_REQUEST_HEADERS = ['if-none-match', 'if-modified-since', 'if-match', 'if-unmodified-since', 'if-range', 'range'];
 // A stale response is kept this long for revalidation and for requests that accept stale ones.
