@@ -26,6 +26,7 @@ import {
   staleIfErrorAllows,
   type CacheType,
 } from '../cache/policy.js';
+import { originOf } from '../cache/entry-key.js';
 import { headerRecord, type HeaderRecord } from '../cache/request-headers.js';
 import { RevalidationHandler } from '../cache/revalidation-handler.js';
 import { safeGet, warnStore, type CacheContext } from '../cache/store-writer.js';
@@ -73,24 +74,6 @@ function checkOptions(opts: unknown): asserts opts is CacheInterceptorOptions {
       }
     }
   }
-}
-
-// The last origin parsed: a dispatcher usually sends many requests to the same one.
-let lastOrigin: { input: string; origin: string | null } = { input: '', origin: null };
-
-function originOf(value: unknown): string | null {
-  if (value === undefined || value === null) return null;
-  const input = String(value);
-  if (input === lastOrigin.input) return lastOrigin.origin;
-  let origin: string | null;
-  try {
-    origin = new URL(input).origin;
-    if (origin === 'null') origin = null;
-  } catch {
-    origin = null;
-  }
-  lastOrigin = { input, origin };
-  return origin;
 }
 
 const GATEWAY_TIMEOUT = { statusCode: 504, statusMessage: 'Gateway Timeout', headers: {}, body: Buffer.alloc(0) };

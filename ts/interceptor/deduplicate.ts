@@ -16,6 +16,7 @@ import type {
 } from '../dispatcher/types.js';
 import { toControllerHandler } from '../handler/legacy-handler.js';
 import { SAFE_METHODS } from '../cache/cache-store.js';
+import { originOf } from '../cache/entry-key.js';
 import { headerRecord, headerText } from '../cache/request-headers.js';
 
 export interface DeduplicateInterceptorOptions {
@@ -325,7 +326,7 @@ export function deduplicate(options: DeduplicateInterceptorOptions = {}): Dispat
       const names = Object.keys(headers).sort();
       if (names.some((n) => skip.has(n))) return null;
       const parts = names.filter((n) => !exclude.has(n)).map((n) => [n, headerText(headers[n])]);
-      return JSON.stringify([String(opts.origin ?? fallbackOrigin ?? ''), opts.method, withQuery(opts.path, opts.query), parts]);
+      return JSON.stringify([originOf(opts.origin ?? fallbackOrigin) ?? '', opts.method, withQuery(opts.path, opts.query), parts]);
     } catch {
       // Malformed input: the dispatcher reports it with its own typed error.
       return null;
