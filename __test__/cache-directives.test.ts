@@ -425,7 +425,7 @@ describe('invalidation by unsafe methods', () => {
   it('a successful POST invalidates its target and same-origin Location / Content-Location', async () => {
     const { origin, get } = await setup((req, res, hit) => {
       if (req.method === 'POST') {
-        res.writeHead(201, { location: '/b', 'content-location': `${'http://elsewhere.example'}/c` });
+        res.writeHead(201, { location: '/b', 'content-location': 'http://elsewhere.example/c' });
         return res.end();
       }
       res.writeHead(200, { 'cache-control': 'max-age=600' });
@@ -433,11 +433,14 @@ describe('invalidation by unsafe methods', () => {
     });
     await get('/a');
     await get('/b');
-    expect(origin.hits).toBe(2);
+    await get('/c');
+    expect(origin.hits).toBe(3);
     await get('/a', {}, 'POST');
-    expect((await get('/a')).body).toBe('/a 4');
-    expect((await get('/b')).body).toBe('/b 5');
-    expect(origin.hits).toBe(5);
+    expect((await get('/a')).body).toBe('/a 5');
+    expect((await get('/b')).body).toBe('/b 6');
+    // The Content-Location was on another origin: this origin's /c stays stored.
+    expect((await get('/c')).body).toBe('/c 3');
+    expect(origin.hits).toBe(6);
   });
 
   it('an error answer to a POST invalidates nothing', async () => {
