@@ -18,6 +18,7 @@
 //   warmupMs, durationMs             (throughput)
 //   warmupMs, requests               (latency: warm up for warmupMs, at least 50 requests)
 //   interceptor   null, or 'cache': the Pool is composed with interceptors.cache()
+//   yieldEach     start each next request from setImmediate instead of the completion callback
 //   undiciPkg     'undici' or 'undici7'
 //   ferroUrl      file: URL of ferro's dist/index.js
 //
@@ -94,7 +95,13 @@ function poolOptions() {
   return { connections: cfg.connections, pipelining: cfg.pipelining, ...(tls ? { connect: tls } : null) };
 }
 
-const requestOptions = () => ({ path: cfg.path, method: 'GET', ...(cfg.reset ? { reset: true } : null) });
+// With an interceptor the origin is named in the request: undici 7's cache skips requests without one.
+const requestOptions = () => ({
+  path: cfg.path,
+  method: 'GET',
+  ...(cfg.reset ? { reset: true } : null),
+  ...(cfg.interceptor ? { origin: cfg.origin } : null),
+});
 
 // What users write: await the response, then read the whole body. arrayBuffer() reads every byte
 // without a text decode, so the 64 KiB case measures transport and not UTF-8 decoding.
@@ -292,8 +299,10 @@ async function runThroughput(c) {
       completed++;
     }
     if (running) {
-      // After an error, defer: a synchronous failure must not recurse.
-      if (bad) setImmediate(launch);
+      // After an error, defer: a synchronous failure must not recurse. With `yieldEach` every
+      // next request waits for the event loop's check phase: a cache hit can complete without any
+      // I/O, and a chain of them in microtasks would starve the measurement's own timers.
+      if (bad || cfg.yieldEach) setImmediate(launch);
       else launch();
     } else if (inflight === 0 && onIdle) {
       onIdle();
