@@ -186,6 +186,17 @@ describe('response directives', () => {
     expect(origin.hits).toBe(2);
   });
 
+  it('must-understand: a known status is stored despite the fallback no-store, an unknown one is not', async () => {
+    const known = await setup(answer({ 'cache-control': 'max-age=60, no-store, must-understand' }));
+    await known.get();
+    await known.get();
+    expect(known.origin.hits).toBe(1);
+    const unknown = await setup(answer({ 'cache-control': 'max-age=60, no-store, must-understand' }, 299));
+    await unknown.get();
+    await unknown.get();
+    expect(unknown.origin.hits).toBe(2);
+  });
+
   it('no-cache: stored but revalidated on every use; a 304 merges its headers into the stored response', async () => {
     const { origin, get } = await setup((req, res, hit) => {
       if (req.headers['if-none-match'] === '"v1"') {

@@ -11,6 +11,10 @@ type Headers = Record<string, string | string[] | undefined>;
 
 // RFC 9110 §15.1: statuses a cache may give a heuristic freshness lifetime.
 export const HEURISTIC_STATUSES: ReadonlySet<number> = new Set([200, 203, 204, 206, 300, 301, 308, 404, 405, 410, 414, 501]);
+// Final statuses whose caching rules this cache implements (for must-understand).
+const UNDERSTOOD_STATUSES: ReadonlySet<number> = new Set([
+  200, 203, 204, 300, 301, 302, 303, 307, 308, 400, 403, 404, 405, 410, 414, 500, 501, 502, 503, 504,
+]);
 // Headers never stored (RFC 9111 §3.1: hop-by-hop fields) or recomputed when served (age).
 const NOT_STORED = new Set([
   'connection', 'keep-alive', 'proxy-connection', 'proxy-authenticate', 'proxy-authentication-info',
@@ -105,7 +109,13 @@ export function planStore(input: StoreInput): CacheValue | null {
   const { type, statusCode, headers, requestHeaders } = input;
   if (statusCode < 200 || statusCode === 206 || statusCode === 304) return null;
   const d = parseCacheControl(headers['cache-control']);
-  if (d['no-store'] === true) return null;
+  // must-understand (§5.2.2.3): store only statuses whose caching rules we know, and then
+  // no-store (sent for caches that do not know must-understand) does not apply.
+  if (d['must-understand'] === true) {
+    if (!UNDERSTOOD_STATUSES.has(statusCode)) return null;
+  } else if (d['no-store'] === true) {
+    return null;
+  }
   if (type === 'shared' && d.private === true) return null;
   // §3.5: a shared cache stores answers to authenticated requests only when told it may.
   if (type === 'shared' && requestHeaders.authorization !== undefined) {
