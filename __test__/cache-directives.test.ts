@@ -237,6 +237,22 @@ describe('response directives', () => {
     expect(origin.hits).toBe(2);
   });
 
+  it('a 304 naming another validator is not served: the request is retried unconditionally', async () => {
+    const { origin, get } = await setup((req, res, hit) => {
+      if (req.headers['if-none-match'] !== undefined) {
+        res.writeHead(304, { etag: '"other"' });
+        return res.end();
+      }
+      res.writeHead(200, { 'cache-control': 'max-age=10', etag: `"v${hit}"` });
+      res.end(`body ${hit}`);
+    });
+    await get();
+    advance(20);
+    expect(await get()).toMatchObject({ status: 200, body: 'body 3' });
+    expect(origin.seen.map((s) => s.headers['if-none-match'])).toEqual([undefined, '"v1"', undefined]);
+    expect((await get()).body).toBe('body 3');
+  });
+
   it('a 200 answering a revalidation replaces the stored response', async () => {
     const { origin, get } = await setup((_req, res, hit) => {
       res.writeHead(200, { 'cache-control': 'max-age=10', etag: `"v${hit}"` });

@@ -3,6 +3,7 @@
 // stand in for an error (RFC 5861 stale-if-error), or replaces it (anything else, passed through).
 import type { Duplex } from 'node:stream';
 import type { IncomingHttpHeaders } from 'node:http';
+import { RequestAbortedError } from '../core/errors.js';
 import type { DispatchController, DispatchHandler, IncomingHeaders } from '../dispatcher/types.js';
 import { CacheWriteHandler } from './cache-handler.js';
 import { continueWithStored, SwitchController, type StoredReply } from './cached-response.js';
@@ -27,11 +28,23 @@ export class RevalidationHandler implements DispatchHandler {
   readonly #handler: DispatchHandler;
   readonly #controller = new SwitchController();
   readonly #requestTime = Date.now();
+  readonly #retry: (handler: DispatchHandler) => void;
   #passThrough: CacheWriteHandler | null = null;
+  // A 304 naming another validator updates nothing: the request is sent again, unconditionally.
+  #retrying = false;
   // The stored answer to serve once the origin's response is over; null while none applies.
   #reply: StoredReply | null = null;
 
-  constructor(ctx: CacheContext, key: CacheKey, entry: CacheValue, body: Buffer, staleOnError: boolean, handler: DispatchHandler) {
+  constructor(
+    ctx: CacheContext,
+    key: CacheKey,
+    entry: CacheValue,
+    body: Buffer,
+    staleOnError: boolean,
+    handler: DispatchHandler,
+    retry: (handler: DispatchHandler) => void,
+  ) {
+    this.#retry = retry;
     this.#ctx = ctx;
     this.#key = key;
     this.#entry = entry;
@@ -52,8 +65,9 @@ export class RevalidationHandler implements DispatchHandler {
 
   onResponseStart(controller: DispatchController, statusCode: number, headers: IncomingHeaders, statusMessage?: string): void {
     this.#controller.target = controller;
-    if (statusCode === 304 && notModifiedMatches(this.#entry, headers)) {
-      this.#reply = this.#refresh(headers);
+    if (statusCode === 304) {
+      if (notModifiedMatches(this.#entry, headers)) this.#reply = this.#refresh(headers);
+      else this.#retrying = true;
       return;
     }
     if (this.#staleOnError && STALE_IF_ERROR_STATUSES.has(statusCode)) {
@@ -72,6 +86,27 @@ export class RevalidationHandler implements DispatchHandler {
   onResponseEnd(_controller: DispatchController, trailers: IncomingHeaders): void {
     if (this.#passThrough !== null) this.#passThrough.onResponseEnd(this.#controller, trailers);
     else if (this.#reply !== null) continueWithStored(this.#handler, this.#controller, this.#reply);
+    else if (this.#retrying && !this.#controller.abortedByHandler) this.#retry(this.#continuation());
+  }
+
+  /** The handler for the unconditional retry: the caller's request goes on, under the same controller. */
+  #continuation(): DispatchHandler {
+    const sw = this.#controller;
+    const handler = this.#handler;
+    return {
+      onRequestStart: (c) => {
+        sw.target = c;
+        // An abort that came while no request was running is applied now.
+        if (sw.abortedByHandler) c.abort(new RequestAbortedError());
+      },
+      onResponseStart: (c, statusCode, headers, statusMessage) => {
+        sw.target = c;
+        handler.onResponseStart?.(sw, statusCode, headers, statusMessage);
+      },
+      onResponseData: (_c, chunk) => handler.onResponseData?.(sw, chunk),
+      onResponseEnd: (_c, trailers) => handler.onResponseEnd?.(sw, trailers),
+      onResponseError: (_c, err) => handler.onResponseError?.(sw, err),
+    };
   }
 
   onResponseError(_controller: DispatchController, error: Error): void {

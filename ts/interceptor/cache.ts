@@ -109,7 +109,8 @@ export function cache(options: CacheInterceptorOptions = {}): DispatcherComposeI
         if (decision === 'revalidate') {
           const staleOnError = staleIfErrorAllows(found, req, ctx.type, now);
           const conditional = { ...(key.headers as HeaderRecord), ...conditionalHeaders(found) };
-          return dispatch({ ...opts, headers: conditional }, new RevalidationHandler(ctx, key, found, bytes, staleOnError, handler));
+          const retry = (h: DispatchHandler): void => void dispatch(opts, new CacheWriteHandler(ctx, key, h));
+          return dispatch({ ...opts, headers: conditional }, new RevalidationHandler(ctx, key, found, bytes, staleOnError, handler, retry));
         }
         serveStored(handler, {
           statusCode: found.statusCode,
@@ -137,7 +138,8 @@ export function cache(options: CacheInterceptorOptions = {}): DispatcherComposeI
       const quiet: DispatchHandler = { onResponseEnd: done, onResponseError: done };
       const conditional = { ...(key.headers as HeaderRecord), ...conditionalHeaders(found) };
       try {
-        dispatch({ ...opts, headers: conditional }, new RevalidationHandler(ctx, key, found, body, false, quiet));
+        const retry = (h: DispatchHandler): void => void dispatch(opts, new CacheWriteHandler(ctx, key, h));
+        dispatch({ ...opts, headers: conditional }, new RevalidationHandler(ctx, key, found, body, false, quiet, retry));
       } catch {
         done();
       }
