@@ -140,6 +140,17 @@ describe('cache interceptor across APIs', () => {
     expect(origin.hits).toBe(1);
   });
 
+  it('a response from the cache can be aborted like a live one', async () => {
+    const origin = track(await countingOrigin(cacheable));
+    const agent = track(new Agent().compose(interceptors.cache()));
+    await (await agent.request({ origin: origin.origin, path: '/', method: 'GET' })).body.text();
+    const ac = new AbortController();
+    const pending = agent.request({ origin: origin.origin, path: '/', method: 'GET', signal: ac.signal });
+    ac.abort();
+    await expect(pending).rejects.toBeInstanceOf(errors.RequestAbortedError);
+    expect(origin.hits).toBe(1);
+  });
+
   it('caches HEAD when asked to, separately from GET', async () => {
     const origin = track(await countingOrigin(cacheable));
     const agent = track(new Agent().compose(interceptors.cache({ methods: ['GET', 'HEAD'] })));
