@@ -151,6 +151,32 @@ describe('cache interceptor across APIs', () => {
     expect(origin.hits).toBe(1);
   });
 
+  it('serves legacy (Dispatcher 1) handlers, through both interceptors', async () => {
+    const origin = track(await countingOrigin(cacheable));
+    const agent = track(new Agent().compose(interceptors.deduplicate(), interceptors.cache()));
+    const legacy = () =>
+      new Promise<{ status: number; body: string }>((resolve, reject) => {
+        let status = 0;
+        const chunks: Buffer[] = [];
+        agent.dispatch(
+          { origin: origin.origin, path: '/legacy', method: 'GET' },
+          {
+            onConnect: () => {},
+            onHeaders: (statusCode: number) => void (status = statusCode),
+            onData: (chunk: Buffer) => void chunks.push(chunk),
+            onComplete: () => resolve({ status, body: Buffer.concat(chunks).toString() }),
+            onError: reject,
+          },
+        );
+      });
+    expect(await Promise.all([legacy(), legacy()])).toEqual([
+      { status: 200, body: 'response 1' },
+      { status: 200, body: 'response 1' },
+    ]);
+    expect(await legacy()).toEqual({ status: 200, body: 'response 1' });
+    expect(origin.hits).toBe(1);
+  });
+
   it('caches HEAD when asked to, separately from GET', async () => {
     const origin = track(await countingOrigin(cacheable));
     const agent = track(new Agent().compose(interceptors.cache({ methods: ['GET', 'HEAD'] })));
