@@ -19,6 +19,8 @@
 //   concurrency, connections, pipelining
 //   warmupMs, durationMs             (throughput)
 //   warmupMs, requests               (latency: warm up for warmupMs, at least 50 requests)
+//   interceptor   null, or 'cache': the Pool is composed with interceptors.cache()
+//   yieldEach     start each next request from setImmediate instead of the completion callback
 //   undiciPkg     'undici' or 'undici7'
 //   ferroUrl      file: URL of ferro's dist/index.js
 //
@@ -101,12 +103,26 @@ function poolOptions() {
   };
 }
 
-const requestOptions = () => ({ path: cfg.path, method: 'GET', ...(cfg.reset ? { reset: true } : null) });
+// With an interceptor the origin is named in the request: undici 7's cache skips requests without one.
+const requestOptions = () => ({
+  path: cfg.path,
+  method: 'GET',
+  ...(cfg.reset ? { reset: true } : null),
+  ...(cfg.interceptor ? { origin: cfg.origin } : null),
+});
 
 // What users write: await the response, then read the whole body. arrayBuffer() reads every byte
 // without a text decode, so the 64 KiB case measures transport and not UTF-8 decoding.
-function requestContender({ mod, lib }, extra = {}, wrap = (pool) => pool) {
+// The Pool, composed with the scenario's interceptor if it has one.
+function makePool(mod, extra = {}) {
   const pool = new mod.Pool(cfg.origin, { ...poolOptions(), ...extra });
+  if (cfg.interceptor === 'cache') return pool.compose(mod.interceptors.cache());
+  if (cfg.interceptor != null) throw new Error(`unknown interceptor ${cfg.interceptor}`);
+  return pool;
+}
+
+function requestContender({ mod, lib }, extra = {}, wrap = (pool) => pool) {
+  const pool = makePool(mod, extra);
   const target = wrap(pool);
   const opts = requestOptions();
   async function one() {
@@ -153,7 +169,7 @@ class CountingHandler {
 }
 
 function dispatchContender({ mod, lib }) {
-  const pool = new mod.Pool(cfg.origin, poolOptions());
+  const pool = makePool(mod);
   const opts = { origin: cfg.origin, ...requestOptions() };
   return {
     lib,
@@ -331,8 +347,10 @@ async function runThroughput(c) {
       completed++;
     }
     if (running) {
-      // After an error, defer: a synchronous failure must not recurse.
-      if (bad) setImmediate(launch);
+      // After an error, defer: a synchronous failure must not recurse. With `yieldEach` every
+      // next request waits for the event loop's check phase: a cache hit can complete without any
+      // I/O, and a chain of them in microtasks would starve the measurement's own timers.
+      if (bad || cfg.yieldEach) setImmediate(launch);
       else launch();
     } else if (inflight === 0 && onIdle) {
       onIdle();

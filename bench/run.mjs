@@ -13,7 +13,8 @@
 //   --contenders=a,b         subset of contenders            (env BENCH_CONTENDERS; ferro-bridged and
 //                                                            the *-interceptors pair are opt-in)
 //   --scenarios=a,b          subset of small,64k,https,h2,h2-64k,new-connections,
-//                            new-connections-no-resume,latency,memory (env BENCH_SCENARIOS)
+//                            new-connections-no-resume,cache,latency,memory
+//                                                            (env BENCH_SCENARIOS)
 //   --server-cpus=LIST       pin the server to these CPUs (taskset list, e.g. 0 or 0-7)
 //   --client-cpus=LIST       pin every client turn to these CPUs (e.g. 1 or 8,9)
 //   --server-workers=N       run the server as a node:cluster of N processes (default 1)
@@ -99,7 +100,7 @@ const opt = {
   scenarios: list(
     args.scenarios ??
       env.BENCH_SCENARIOS ??
-      'small,64k,https,h2,h2-64k,new-connections,new-connections-no-resume,latency,memory',
+      'small,64k,https,h2,h2-64k,new-connections,new-connections-no-resume,cache,latency,memory',
   ),
   serverCpus: cpuList(args['server-cpus'], 'server-cpus'),
   clientCpus: cpuList(args['client-cpus'], 'client-cpus'),
@@ -147,6 +148,18 @@ const SCENARIOS = {
   'h2-64k': { ...THROUGHPUT, secure: true, h2: true, connections: 1, noFetch: true, noNode: true, path: '/64k', expectBytes: 65536, title: 'h2, one session, 64 KiB body' },
   // Peak RSS of the client process with 10,000 requests in flight on Pool 50 × pipelining 10.
   memory: { ...THROUGHPUT, noFetch: true, concurrency: 10_000, path: '/small', expectBytes: 12, title: 'peak RSS, 10,000 in flight' },
+  // 100 in flight for one cacheable URL through interceptors.cache() (the default memory store):
+  // after the first response every request is served from the cache.
+  // Every contender starts its next request from setImmediate (yieldEach): undici serves hits in
+  // microtasks, and a completion-driven chain of them would never let the window's timer fire.
+  cache: {
+    ...THROUGHPUT,
+    path: '/cacheable',
+    expectBytes: 12,
+    interceptor: 'cache',
+    yieldEach: true,
+    title: 'one cacheable URL through interceptors.cache()',
+  },
   latency: {
     mode: 'latency',
     noFetch: true,
@@ -463,6 +476,8 @@ async function main() {
           requests: opt.latencyRequests,
           undiciPkg: UNDICI_PKG,
           ferroUrl,
+          interceptor: sc.interceptor ?? null,
+          yieldEach: sc.yieldEach === true,
         };
         const timeoutMs =
           sc.mode === 'latency'

@@ -24,6 +24,8 @@ for (let i = 0; i < BIG.length; i++) BIG[i] = 97 + (i % 26); // 'a'..'z', cheap 
 const SMALL_HEADERS = { 'content-type': 'text/plain', 'content-length': String(SMALL.length) };
 const BIG_HEADERS = { 'content-type': 'application/octet-stream', 'content-length': String(BIG.length) };
 
+const CACHEABLE_HEADERS = { ...SMALL_HEADERS, 'cache-control': 'max-age=3600' };
+
 function reply(res, headers, body) {
   res.writeHead(200, headers);
   res.end(body);
@@ -37,6 +39,9 @@ function handle(req, res) {
       return reply(res, SMALL_HEADERS, SMALL);
     case '/64k':
       return reply(res, BIG_HEADERS, BIG);
+    case '/cacheable':
+      // For the cache scenario: fresh for an hour, so after the first response every request is a hit.
+      return reply(res, CACHEABLE_HEADERS, SMALL);
     default:
       res.writeHead(404, { 'content-length': '0' });
       res.end();

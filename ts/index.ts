@@ -38,3 +38,6 @@ export { RedirectHandler, type RedirectOptions } from './handler/redirect-handle
 export { RetryHandler, type RetryHandlerOptions } from './handler/retry-handler.js';
 export type { RetryOptions, RetryContext, RetryCallback, OnRetryCallback } from './handler/retry-options.js';
 export { RetryAgent } from './dispatcher/retry-agent.js';
+export type { CacheInterceptorOptions, DeduplicateInterceptorOptions, PendingRequestsMessage } from './interceptor/index.js';
+export { cacheStores } from './cache/index.js';
+export type { CacheStore, CacheKey, CacheValue, GetResult, CacheControlDirectives, CacheMethods, MemoryCacheStoreOpts, SqliteCacheStoreOpts } from './cache/index.js';

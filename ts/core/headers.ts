@@ -70,13 +70,13 @@ function addOne(out: PackedHeaders, key: string, val: unknown): void {
   out.packed += `${name}\0${value}\0`;
 }
 
-export function packHeaders(headers: LibHeaders | undefined): PackedHeaders {
-  const out: PackedHeaders = { packed: '', host: null, contentLength: null, reset: false };
-  if (headers == null) return out;
+/** Calls `visit` for each name/value pair of any accepted header form, checking the form itself. */
+export function eachHeader(headers: LibHeaders | undefined, visit: (name: string, value: unknown) => void): void {
+  if (headers == null) return;
   if (Array.isArray(headers)) {
     if (headers.length % 2 !== 0) throw new InvalidArgumentError('headers array must be even');
-    for (let i = 0; i < headers.length; i += 2) addOne(out, headers[i] as string, headers[i + 1]);
-    return out;
+    for (let i = 0; i < headers.length; i += 2) visit(headers[i] as string, headers[i + 1]);
+    return;
   }
   if (typeof headers !== 'object') throw new InvalidArgumentError('headers must be an object or an array');
   if (typeof (headers as Iterable<unknown>)[Symbol.iterator] === 'function') {
@@ -84,12 +84,17 @@ export function packHeaders(headers: LibHeaders | undefined): PackedHeaders {
       if (!Array.isArray(pair) || pair.length !== 2) {
         throw new InvalidArgumentError('headers must be in key-value pair format');
       }
-      addOne(out, pair[0] as string, pair[1]);
+      visit(pair[0] as string, pair[1]);
     }
-    return out;
+    return;
   }
   const rec = headers as Record<string, unknown>;
-  for (const key in rec) addOne(out, key, rec[key]);
+  for (const key in rec) visit(key, rec[key]);
+}
+
+export function packHeaders(headers: LibHeaders | undefined): PackedHeaders {
+  const out: PackedHeaders = { packed: '', host: null, contentLength: null, reset: false };
+  eachHeader(headers, (name, value) => addOne(out, name, value));
   return out;
 }
 

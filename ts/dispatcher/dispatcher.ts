@@ -92,6 +92,11 @@ export abstract class Dispatcher extends EventEmitter {
     return (apiUpgrade<TOpaque>).call(this, options, callback);
   }
 
+  /** The origin this dispatcher serves, when it serves only one (Client, Pool). */
+  protected get composeOrigin(): string | undefined {
+    return undefined;
+  }
+
   compose(interceptors: DispatcherComposeInterceptor[]): ComposedDispatcher;
   compose(...interceptors: DispatcherComposeInterceptor[]): ComposedDispatcher;
   compose(...args: (DispatcherComposeInterceptor | DispatcherComposeInterceptor[])[]): ComposedDispatcher {
@@ -103,7 +108,8 @@ export abstract class Dispatcher extends EventEmitter {
       if (typeof interceptor !== 'function') {
         throw new TypeError(`invalid interceptor, expected function received ${typeof interceptor}`);
       }
-      dispatch = interceptor(dispatch);
+      // Like undici, interceptors also get the dispatcher's own origin (for requests without one).
+      dispatch = (interceptor as (d: DispatchFn, origin?: string) => DispatchFn)(dispatch, this.composeOrigin);
       if (dispatch == null || typeof dispatch !== 'function' || dispatch.length !== 2) {
         throw new TypeError('invalid interceptor');
       }
@@ -125,6 +131,10 @@ export class ComposedDispatcher extends Dispatcher {
 
   dispatch(options: DispatchOptions, handler: DispatchHandler): boolean {
     return this.#dispatch(options, handler);
+  }
+
+  protected override get composeOrigin(): string | undefined {
+    return (this.#inner as unknown as { composeOrigin: string | undefined }).composeOrigin;
   }
 
   close(): Promise<void>;

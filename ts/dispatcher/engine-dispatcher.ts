@@ -179,6 +179,10 @@ export class EngineDispatcher extends Dispatcher implements PoolSink, RequestOwn
     ));
   }
 
+  protected override get composeOrigin(): string {
+    return this.#origin.origin;
+  }
+
   get closed(): boolean {
     return this.#closed;
   }

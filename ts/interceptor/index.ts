@@ -4,10 +4,16 @@ import { redirect } from './redirect.js';
 import { retry } from './retry.js';
 import { dump } from './dump.js';
 import { responseError } from './response-error.js';
+import { cache } from './cache.js';
+import { deduplicate } from './deduplicate.js';
 
 export const interceptors = {
   redirect,
   retry,
   dump,
   responseError,
+  cache,
+  deduplicate,
 };
+export type { CacheInterceptorOptions } from './cache.js';
+export type { DeduplicateInterceptorOptions, PendingRequestsMessage } from './deduplicate.js';

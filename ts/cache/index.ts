@@ -1,0 +1,18 @@
+// The `cacheStores` namespace: the stores the cache interceptor ships with.
+import { MemoryCacheStore } from './memory-cache-store.js';
+import { SqliteCacheStore } from './sqlite-cache-store.js';
+
+export const cacheStores = {
+  MemoryCacheStore,
+  SqliteCacheStore,
+};
+export type { MemoryCacheStoreOpts } from './memory-cache-store.js';
+export type { SqliteCacheStoreOpts } from './sqlite-cache-store.js';
+export type {
+  CacheControlDirectives,
+  CacheKey,
+  CacheMethods,
+  CacheStore,
+  CacheValue,
+  GetResult,
+} from './cache-store.js';

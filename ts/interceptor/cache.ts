@@ -1,0 +1,183 @@
+// The cache interceptor: RFC 9111 client-side caching (shared or private) with RFC 5861's
+// stale-while-revalidate and stale-if-error, over any store with the undici store interface.
+import { InvalidArgumentError } from '../core/errors.js';
+import { withQuery } from '../core/headers.js';
+import type { DispatchFn, DispatchHandler, DispatchOptions, DispatcherComposeInterceptor } from '../dispatcher/types.js';
+import { detachedController } from '../handler/detached-controller.js';
+import { toControllerHandler } from '../handler/legacy-handler.js';
+import { CacheWriteHandler, InvalidationHandler } from '../cache/cache-handler.js';
+import { bodyBuffer, serveStored } from '../cache/cached-response.js';
+import {
+  assertCacheStore,
+  SAFE_METHODS,
+  type CacheControlDirectives,
+  type CacheKey,
+  type CacheMethods,
+  type CacheStore,
+  type GetResult,
+} from '../cache/cache-store.js';
+import { MemoryCacheStore } from '../cache/memory-cache-store.js';
+import {
+  conditionalHeaders,
+  CONDITIONAL_REQUEST_HEADERS,
+  requestDirectives,
+  reuse,
+  servedHeaders,
+  staleIfErrorAllows,
+  type CacheType,
+} from '../cache/policy.js';
+import { originOf } from '../cache/entry-key.js';
+import { headerRecord, type HeaderRecord } from '../cache/request-headers.js';
+import { RevalidationHandler } from '../cache/revalidation-handler.js';
+import { safeGet, warnStore, type CacheContext } from '../cache/store-writer.js';
+
+export interface CacheInterceptorOptions {
+  /** Where responses are kept. Default: a new MemoryCacheStore. */
+  store?: CacheStore;
+  /** Safe methods whose responses are cached. Default ['GET']. */
+  methods?: CacheMethods[];
+  /** Lifetime in milliseconds for responses that give neither an explicit nor a heuristic one. */
+  cacheByDefault?: number;
+  /** 'shared' (default) or 'private' (also stores `private` responses, ignores s-maxage). */
+  type?: CacheType;
+  /** Only requests to these origins are cached (strings compare case-insensitively). */
+  origins?: (string | RegExp)[];
+}
+
+function checkOptions(opts: unknown): asserts opts is CacheInterceptorOptions {
+  if (typeof opts !== 'object' || opts === null) {
+    throw new InvalidArgumentError(`cache options must be an object, got ${opts === null ? 'null' : typeof opts}`);
+  }
+  const o = opts as CacheInterceptorOptions;
+  if (o.methods !== undefined) {
+    if (!Array.isArray(o.methods) || o.methods.length === 0) {
+      throw new InvalidArgumentError('methods must be a non-empty array of safe methods (GET, HEAD, OPTIONS, TRACE)');
+    }
+    for (const m of o.methods) {
+      if (!SAFE_METHODS.has(m)) {
+        throw new InvalidArgumentError(`methods: only safe methods can be cached (GET, HEAD, OPTIONS, TRACE), got ${String(m)}`);
+      }
+    }
+  }
+  const { cacheByDefault } = o;
+  if (cacheByDefault !== undefined && !(typeof cacheByDefault === 'number' && cacheByDefault >= 0 && Number.isFinite(cacheByDefault))) {
+    throw new InvalidArgumentError(`cacheByDefault must be a non-negative number of milliseconds, got ${String(cacheByDefault)}`);
+  }
+  if (o.type !== undefined && o.type !== 'shared' && o.type !== 'private') {
+    throw new InvalidArgumentError(`type must be 'shared' or 'private', got ${String(o.type)}`);
+  }
+  if (o.origins !== undefined) {
+    if (!Array.isArray(o.origins)) throw new InvalidArgumentError('origins must be an array of strings and RegExps');
+    for (const origin of o.origins) {
+      if (typeof origin !== 'string' && !(origin instanceof RegExp)) {
+        throw new InvalidArgumentError(`origins entries must be strings or RegExps, got ${typeof origin}`);
+      }
+    }
+  }
+}
+
+const GATEWAY_TIMEOUT = { statusCode: 504, statusMessage: 'Gateway Timeout', headers: {}, body: Buffer.alloc(0) };
+
+export function cache(options: CacheInterceptorOptions = {}): DispatcherComposeInterceptor {
+  checkOptions(options);
+  const store = options.store === undefined ? new MemoryCacheStore() : options.store;
+  assertCacheStore(store, 'store');
+  const methods = new Set<string>(options.methods ?? ['GET']);
+  const ctx: CacheContext = { store, type: options.type ?? 'shared', cacheByDefault: options.cacheByDefault };
+  const origins = options.origins?.map((o) => (typeof o === 'string' ? o.toLowerCase() : o));
+  const allowed = (origin: string): boolean =>
+    origins === undefined || origins.some((o) => (typeof o === 'string' ? o === origin : o.test(origin)));
+  // Background revalidations in flight (stale-while-revalidate): at most one per stored response.
+  const revalidating = new Set<string>();
+
+  return (dispatch: DispatchFn, interceptorOrigin?: string | URL | null): DispatchFn => {
+    /** Serves, revalidates or fetches once the store has answered. */
+    const answer = (opts: DispatchOptions, handler: DispatchHandler, key: CacheKey, req: CacheControlDirectives, found: GetResult | undefined): boolean => {
+      const now = Date.now();
+      if (found === undefined || found.deleteAt <= now) {
+        if (req['only-if-cached'] !== true) return dispatch(opts, new CacheWriteHandler(ctx, key, handler));
+        serveStored(handler, GATEWAY_TIMEOUT);
+        return true;
+      }
+      const decision = reuse(found, req, ctx.type, now);
+      if (decision === 'revalidate' && req['only-if-cached'] === true) {
+        serveStored(handler, GATEWAY_TIMEOUT);
+        return true;
+      }
+      const body = bodyBuffer(found.body);
+      const go = (bytes: Buffer): boolean => {
+        if (decision === 'revalidate') {
+          const staleOnError = staleIfErrorAllows(found, req, ctx.type, now);
+          const conditional = { ...(key.headers as HeaderRecord), ...conditionalHeaders(found) };
+          const retry = (h: DispatchHandler): void => void dispatch(opts, new CacheWriteHandler(ctx, key, h));
+          return dispatch({ ...opts, headers: conditional }, new RevalidationHandler(ctx, key, found, bytes, staleOnError, handler, retry));
+        }
+        serveStored(handler, {
+          statusCode: found.statusCode,
+          statusMessage: found.statusMessage,
+          headers: servedHeaders(found, Date.now()),
+          body: bytes,
+        });
+        if (decision === 'stale-while-revalidate') revalidateInBackground(opts, key, found, bytes);
+        return true;
+      };
+      if (Buffer.isBuffer(body)) return go(body);
+      body.then(go, (err: unknown) => {
+        // An unreadable stored body is a miss.
+        warnStore(store, err);
+        dispatch(opts, new CacheWriteHandler(ctx, key, handler));
+      });
+      return true;
+    };
+
+    const revalidateInBackground = (opts: DispatchOptions, key: CacheKey, found: GetResult, body: Buffer): void => {
+      const id = `${key.method} ${key.origin}${key.path} ${JSON.stringify(found.vary ?? {})}`;
+      if (revalidating.has(id)) return;
+      revalidating.add(id);
+      const done = (): void => void revalidating.delete(id);
+      const quiet: DispatchHandler = { onResponseEnd: done, onResponseError: done };
+      const conditional = { ...(key.headers as HeaderRecord), ...conditionalHeaders(found) };
+      try {
+        const retry = (h: DispatchHandler): void => void dispatch(opts, new CacheWriteHandler(ctx, key, h));
+        dispatch({ ...opts, headers: conditional }, new RevalidationHandler(ctx, key, found, body, false, quiet, retry));
+      } catch {
+        done();
+      }
+    };
+
+    return (opts: DispatchOptions, handler: DispatchHandler): boolean => {
+      const origin = originOf(opts.origin ?? interceptorOrigin);
+      if (origin === null || opts.upgrade || !allowed(origin)) return dispatch(opts, handler);
+      let path: string;
+      let headers: HeaderRecord;
+      try {
+        path = withQuery(opts.path, opts.query);
+        headers = headerRecord(opts.headers);
+      } catch {
+        // Malformed input: the dispatcher reports it with its own typed error.
+        return dispatch(opts, handler);
+      }
+      const method = opts.method;
+      if (!SAFE_METHODS.has(method)) {
+        if (method === 'CONNECT') return dispatch(opts, handler);
+        return dispatch(opts, new InvalidationHandler(ctx, origin, path, toControllerHandler(handler)));
+      }
+      if (!methods.has(method)) return dispatch(opts, handler);
+      // Conditional and range requests are the origin's to evaluate.
+      if (CONDITIONAL_REQUEST_HEADERS.some((name) => headers[name] !== undefined)) return dispatch(opts, handler);
+      const req = requestDirectives(headers);
+      if (req['no-store'] === true) return dispatch(opts, handler);
+
+      const key: CacheKey = { origin, method, path, headers };
+      const target = toControllerHandler(handler);
+      const found = safeGet(store, key);
+      if (found !== undefined && 'then' in found) {
+        found
+          .then((result) => answer(opts, target, key, req, result))
+          .catch((err: Error) => target.onResponseError?.(detachedController, err));
+        return true;
+      }
+      return answer(opts, target, key, req, found);
+    };
+  };
+}
