@@ -32,3 +32,4 @@ export type { SnapshotEntry, SnapshotRecord, SnapshotRequest, SnapshotResponse, 
 export { BalancedPool, type BalancedPoolOptions } from './dispatcher/balanced-pool.js';
 export type { PoolStats } from './dispatcher/stats.js';
 export { buildConnector, type Connector, type ConnectorBuildOptions, type ConnectorOptions, type ConnectorCallback } from './core/connector.js';
+export { publishUndiciChannels } from './core/diagnostics.js';

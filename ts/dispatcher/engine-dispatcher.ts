@@ -17,6 +17,8 @@ import { Bridge, planConnector } from './bridge.js';
 import type { ConnectFunction } from '../core/connector.js';
 import type { DispatchHandler, DispatchOptions } from './types.js';
 import { emptyStats, type PoolStats } from './stats.js';
+import { connectionEvents, observeRequest } from '../core/diagnostics.js';
+import '../core/debug.js'; // NODE_DEBUG output: subscribes to the lib: channels when a flag is on
 
 export interface EngineDispatcherOptions {
   socketPath?: string | null;
@@ -46,6 +48,7 @@ const BLOCKING = 2;
 const RESET = 4;
 const UPGRADE = 8;
 const STREAM_BODY = 16;
+const OBSERVE = 32;
 
 const DEFAULT_TIMEOUT = 300e3;
 // Methods whose requests carry a payload: an empty one is still announced with content-length: 0.
@@ -241,6 +244,13 @@ export class EngineDispatcher extends Dispatcher implements PoolSink, RequestOwn
     // Upgrades and CONNECT take the connection over: never pipelined, never reused.
     if (opts.upgrade != null || connect) flags |= UPGRADE;
     if (stream !== null) flags |= STREAM_BODY;
+    // Diagnostics channels and NODE_DEBUG (core/diagnostics.ts): null unless someone listens.
+    const trace = observeRequest(this.#origin, opts, path, h.host ?? this.#host, h.packed, buf, stream !== null);
+    if (trace !== null) {
+      req.trace = trace;
+      flags |= OBSERVE;
+      extra += trace.takeAddedHeaders();
+    }
     const head = `${method}\0${path}\0host\0${h.host ?? this.#host}\0${h.packed}${extra}`;
     const headersTimeout = opts.headersTimeout ?? this.#headersTimeout;
     const bodyTimeout = opts.bodyTimeout ?? this.#bodyTimeout;
@@ -320,7 +330,12 @@ export class EngineDispatcher extends Dispatcher implements PoolSink, RequestOwn
     return answer(done, callback);
   }
 
-  onEngineConnected(): void {
+  onEngineConnecting(): void {
+    connectionEvents.connecting(this.#origin, 'h1');
+  }
+
+  onEngineConnected(info: string): void {
+    connectionEvents.connected(this.#origin, info);
     this.#connected++;
     this.emit('connect', this.#origin, [this]);
   }
@@ -333,6 +348,7 @@ export class EngineDispatcher extends Dispatcher implements PoolSink, RequestOwn
   onEngineConnectFailed(code: number, errno: string, message: string): void {
     const err = engineError(code, errno, message);
     if (code === USER_ERROR) this.#bridge?.delivered(message);
+    connectionEvents.connectError(this.#origin, 'h1', err);
     this.emit('connectionError', this.#origin, [this], err);
   }
 

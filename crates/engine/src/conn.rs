@@ -28,6 +28,7 @@ const MAX_RETRIES: u8 = 3;
 pub(crate) async fn run(pool: Arc<Pool>, conn_id: u64) {
     // A bridged socket's addresses come from JS, which knows them.
     let mut bridge_addrs = None;
+    pool.on_connecting();
     let connected = if pool.opts.bridged {
         bridge::open(&pool.shared, pool.id, pool.opts.connect_timeout).await.map(|(io, addrs)| {
             bridge_addrs = Some(addrs);
@@ -60,7 +61,6 @@ pub(crate) async fn run(pool: Arc<Pool>, conn_id: u64) {
         }
         let _ = socket2::SockRef::from(tcp).set_tcp_keepalive(&ka);
     }
-    pool.on_connected();
     // Addresses as upgraded sockets report them (remoteAddress / localPort ...).
     let tcp = io.tcp().map(|s| (s.local_addr(), s.peer_addr()));
     let addrs = match (tcp, bridge_addrs) {
@@ -74,6 +74,8 @@ pub(crate) async fn run(pool: Arc<Pool>, conn_id: u64) {
     } else {
         addrs
     };
+    // This task speaks HTTP/1.1 (an h2 session reports "h2").
+    pool.on_connected("h1", &addrs);
     let mut conn = Conn::new(pool.clone(), conn_id, io, addrs);
     let end = poll_fn(|cx| conn.poll(cx)).await;
     conn.finish(end);
@@ -337,6 +339,10 @@ impl Conn {
             }
         };
         debug_assert!(self.wbuf.len() > before);
+        if req.has(flags::OBSERVE) {
+            let (id, addrs) = (req.id, self.addrs.as_bytes());
+            self.pool.emit(|w| w.bytes(events::SENT, id, addrs));
+        }
         if let Some(b) = &req.body {
             self.wbuf.extend_from_slice(b);
         }

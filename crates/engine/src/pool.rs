@@ -224,9 +224,15 @@ impl Pool {
         });
     }
 
-    pub(crate) fn on_connected(&self) {
+    /// A connection attempt starts (one small event per connection, not per request).
+    pub(crate) fn on_connecting(&self) {
+        self.emit(|w| w.empty(events::CONNECTING, self.id));
+    }
+
+    /// `version` is the HTTP version the connection speaks ("h1" / "h2"), `addrs` its addresses.
+    pub(crate) fn on_connected(&self, version: &str, addrs: &str) {
         self.state.lock().connected += 1;
-        self.emit(|w| w.empty(events::CONNECTED, self.id));
+        self.emit(|w| w.bytes(events::CONNECTED, self.id, format!("{version}|{addrs}").as_bytes()));
     }
 
     /// A connection attempt failed. With no connection up, the origin is unreachable for now:
