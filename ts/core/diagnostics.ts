@@ -10,7 +10,8 @@ import { packHeaders } from './headers.js';
 import { parseAddrs, type SocketAddresses } from '../native/addrs.js';
 import type { DispatchOptions } from '../dispatcher/types.js';
 
-const CHANNELS = [
+/** Every channel, without its `lib:` (or `undici:`) prefix. */
+export const CHANNELS = [
   'request:create',
   'request:bodyChunkSent',
   'request:bodySent',
