@@ -100,7 +100,7 @@ describe('NODE_DEBUG', () => {
 
   it('reads the flag from a comma-separated list with other Node flags', async () => {
     const s = await server();
-    const run = await runChild('foo, lib,bar', s.origin, REQUEST);
+    const run = await runChild('foo,lib,bar', s.origin, REQUEST);
     expect(lines(run).map((l) => l.slice(0, l.indexOf(':')))).toEqual(Array(5).fill(`LIB ${run.pid}`));
   });
 

@@ -1,7 +1,7 @@
 // The `lib:` diagnostics channels (node:diagnostics_channel), one per undici channel with the
 // payload shapes undici documents, so tracing tools can observe ferro. A message is built and
-// published only when its channel has subscribers: an unobserved process pays one check per
-// request (`observeRequest` returning null) and nothing per event.
+// published only when its channel has subscribers: an unobserved process pays one cached boolean
+// check per request (`observeRequest` returning null) and nothing per event.
 // `publishUndiciChannels()` also publishes every message under undici's own names (`undici:*`), so
 // tools written for undici (e.g. @opentelemetry/instrumentation-undici) work unchanged.
 import dc from 'node:diagnostics_channel';
@@ -39,6 +39,29 @@ const REQUEST_CHANNELS: readonly ChannelName[] = CHANNELS.filter((n) => n.starts
 const targets = new Map<ChannelName, dc.Channel[]>(CHANNELS.map((n) => [n, [dc.channel(`lib:${n}`)]]));
 /** The channels `observeRequest` looks at; rebuilt when undici names are switched on or off. */
 let requestChannels: dc.Channel[] = [];
+/**
+ * Whether any request channel has subscribers, looked up once per JS tick: Node 20's
+ * `hasSubscribers` costs ~10 ns a channel, too much to ask eight of them per request. The engine's
+ * once-per-tick flush forgets the answer (native/engine.ts), so a subscription made now applies
+ * from the next tick's requests.
+ */
+let observed: boolean | null = null;
+
+function lookUp(): boolean {
+  observed = false;
+  for (const ch of requestChannels) {
+    if (ch.hasSubscribers) {
+      observed = true;
+      break;
+    }
+  }
+  return observed;
+}
+
+/** Called by the engine's per-tick flush: look subscriptions up again for the next requests. */
+export function forgetObservation(): void {
+  observed = null;
+}
 
 function rebuild(undici: boolean): void {
   for (const n of CHANNELS) {
@@ -47,6 +70,7 @@ function rebuild(undici: boolean): void {
     targets.set(n, list);
   }
   requestChannels = REQUEST_CHANNELS.flatMap((n) => targets.get(n)!);
+  observed = null;
 }
 rebuild(false);
 
@@ -195,14 +219,7 @@ export function observeRequest(
   bodyBytes: Buffer | null,
   streamed: boolean,
 ): DiagnosticsRequest | null {
-  let observed = false;
-  for (const ch of requestChannels) {
-    if (ch.hasSubscribers) {
-      observed = true;
-      break;
-    }
-  }
-  if (!observed) return null;
+  if (!(observed ?? lookUp())) return null;
   const request = new DiagnosticsRequest(origin, opts, path, host, packed, bodyBytes, streamed);
   publish('request:create', { request });
   return request;
