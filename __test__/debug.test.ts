@@ -167,5 +167,28 @@ describe('NODE_DEBUG', () => {
     expect(out[2]).toMatch(new RegExp(`^${p} request to GET http://${host}/down errored - .*ECONNREFUSED`));
   });
 
+  it('websocket: the lines for what the WebSocket module publishes on the lib:websocket channels', async () => {
+    const run = await runChild(
+      'websocket',
+      '',
+      `
+        const { publish } = await import(new URL('./core/diagnostics.js', process.env.FERRO_LIB).href);
+        publish('websocket:open', { address: { address: '127.0.0.1', family: 'IPv4', port: 8080 }, protocol: '', extensions: '' });
+        publish('websocket:ping', { payload: Buffer.alloc(0) });
+        publish('websocket:pong', { payload: Buffer.alloc(0) });
+        publish('websocket:close', { websocket: { url: 'ws://127.0.0.1:8080/chat' }, code: 1000, reason: 'bye' });
+        publish('websocket:socket_error', new Error('boom'));
+      `,
+    );
+    const p = `WEBSOCKET ${run.pid}:`;
+    expect(lines(run)).toEqual([
+      `${p} connection opened 127.0.0.1:8080`,
+      `${p} ping received`,
+      `${p} pong received`,
+      `${p} closed connection to ws://127.0.0.1:8080/chat - 1000 bye`,
+      `${p} connection errored - boom`,
+    ]);
+  });
+
   it.todo('h2: connected lines say http:h2 / https:h2 (once the engine speaks HTTP/2)');
 });

@@ -3,6 +3,11 @@
 // the server; publishUndiciChannels() mirrors everything under undici's names.
 import { afterEach, describe, expect, it } from 'vitest';
 import dc from 'node:diagnostics_channel';
+import { once } from 'node:events';
+import { readFileSync } from 'node:fs';
+import { createServer as createHttpsServer } from 'node:https';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
 import { Client, errors, fetch, publishUndiciChannels } from '../ts/index.js';
 import { httpServer, rawServer } from './fixtures/servers.js';
 import { useCleanup } from './fixtures/cleanup.js';
@@ -177,6 +182,22 @@ describe('lib: diagnostics channels', () => {
     expect(thrown).toHaveLength(3);
     for (const e of thrown) expect(e).toBeInstanceOf(errors.InvalidArgumentError);
     expect(() => kept!.addHeader('x-late', 'v')).toThrow(errors.InvalidArgumentError);
+  });
+
+  it('https: connectParams say https: and the socket is encrypted', async () => {
+    const tls = (name: string): string => readFileSync(join(import.meta.dirname, 'fixtures', 'tls', name), 'utf8');
+    const server = createHttpsServer({ key: tls('localhost.key'), cert: tls('localhost.pem') }, (req, res) => res.end('s'));
+    server.listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    track({ close: () => new Promise<void>((resolve) => server.close(() => resolve())) });
+    const origin = `https://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const client = track(new Client(origin, { connect: { ca: tls('ca.pem') } }));
+    const seen = record();
+    await (await client.request({ path: '/', method: 'GET' })).body.text();
+    const connected = seen.find((m) => m.name === 'client:connected')!;
+    expect(connected.msg.connectParams).toMatchObject({ protocol: 'https:', version: 'h1' });
+    expect(connected.msg.socket).toMatchObject({ encrypted: true, remoteAddress: '127.0.0.1' });
+    expect(seen.find((m) => m.name === 'client:sendHeaders')!.msg.socket.encrypted).toBe(true);
   });
 
   it('fetch requests are published too', async () => {
