@@ -136,6 +136,24 @@ describe('NODE_DEBUG', () => {
     expect(lines(run)).toEqual(requestLines(`FETCH ${run.pid}:`, host, `GET http://${host}/f`));
   });
 
+  it('fetch and lib: a fetch request prints under FETCH once, a request() under LIB', async () => {
+    const s = await server();
+    const run = await runChild(
+      'lib,fetch',
+      s.origin,
+      `
+        await (await ferro.fetch(origin + '/f')).text();
+        await (await ferro.request(origin + '/r')).body.text();
+      `,
+    );
+    const host = `127.0.0.1:${s.port}`;
+    expect(lines(run).filter((l) => l.includes(' sending request to '))).toEqual([
+      `FETCH ${run.pid}: sending request to GET http://${host}/f`,
+      `LIB ${run.pid}: sending request to GET http://${host}/r`,
+    ]);
+    expect(lines(run).filter((l) => l.includes('/f'))).toHaveLength(3);
+  });
+
   it('fetch: a request made with request() prints no request lines under the fetch flag', async () => {
     const s = await server();
     const run = await runChild('fetch', s.origin, REQUEST);

@@ -130,6 +130,28 @@ describe('lib: diagnostics channels', () => {
     expect(seen[6]!.msg.request.completed).toBe(false);
   });
 
+  it('an aborted request: request:error with the abort reason and aborted: true', async () => {
+    const s = track(await httpServer(() => {}));
+    const client = track(new Client(s.origin));
+    const seen = record();
+    const ac = new AbortController();
+    const pending = client.request({ path: '/slow', method: 'GET', signal: ac.signal }).catch((e: Error) => e);
+    await new Promise<void>((resolve) => {
+      const onSent = (): void => {
+        dc.unsubscribe('lib:client:sendHeaders', onSent);
+        resolve();
+      };
+      dc.subscribe('lib:client:sendHeaders', onSent);
+    });
+    ac.abort();
+    const err = await pending;
+    expect(err).toBeInstanceOf(errors.RequestAbortedError);
+    const last = seen[seen.length - 1]!;
+    expect(last.name).toBe('request:error');
+    expect(last.msg.error).toBe(err);
+    expect(last.msg.request.aborted).toBe(true);
+  });
+
   it('a failed connection: client:connectError, then request:error with the same code', async () => {
     const s = await httpServer(() => {});
     await s.close();
