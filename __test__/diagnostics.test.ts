@@ -84,7 +84,7 @@ describe('lib: diagnostics channels', () => {
     for (const m of seen) if (m.name.startsWith('request:') || m.name === 'client:sendHeaders') expect(m.msg.request).toBe(request);
     expect(request).toMatchObject({ origin: s.origin, method: 'POST', path: '/p?q=1', completed: true, aborted: false });
     expect(request.headers).toEqual(['host', `127.0.0.1:${s.port}`, 'x-mine', 'v']);
-    const params = { host: `127.0.0.1:${s.port}`, hostname: '127.0.0.1', protocol: 'http:', port: String(s.port), version: 'h1' };
+    const params = { host: `127.0.0.1:${s.port}`, hostname: '127.0.0.1', protocol: 'http:', port: String(s.port), version: 'h1', servername: null };
     expect(seen[1]!.msg.connectParams).toMatchObject(params);
     expect(seen[2]!.msg.connectParams).toMatchObject(params);
     expect(seen[2]!.msg.socket).toMatchObject({ remoteAddress: '127.0.0.1', remotePort: s.port, encrypted: false });
@@ -212,12 +212,12 @@ describe('lib: diagnostics channels', () => {
     server.listen(0, '127.0.0.1');
     await once(server, 'listening');
     track({ close: () => new Promise<void>((resolve) => server.close(() => resolve())) });
-    const origin = `https://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const origin = `https://localhost:${(server.address() as AddressInfo).port}`;
     const client = track(new Client(origin, { connect: { ca: tls('ca.pem') } }));
     const seen = record();
     await (await client.request({ path: '/', method: 'GET' })).body.text();
     const connected = seen.find((m) => m.name === 'client:connected')!;
-    expect(connected.msg.connectParams).toMatchObject({ protocol: 'https:', version: 'h1' });
+    expect(connected.msg.connectParams).toMatchObject({ protocol: 'https:', version: 'h1', hostname: 'localhost', servername: 'localhost' });
     expect(connected.msg.socket).toMatchObject({ encrypted: true, remoteAddress: '127.0.0.1' });
     expect(seen.find((m) => m.name === 'client:sendHeaders')!.msg.socket.encrypted).toBe(true);
   });

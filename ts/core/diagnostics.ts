@@ -5,6 +5,7 @@
 // `publishUndiciChannels()` also publishes every message under undici's own names (`undici:*`), so
 // tools written for undici (e.g. @opentelemetry/instrumentation-undici) work unchanged.
 import dc from 'node:diagnostics_channel';
+import { isIP } from 'node:net';
 import { InvalidArgumentError } from './errors.js';
 import { packHeaders } from './headers.js';
 import { parseAddrs, type SocketAddresses } from '../native/addrs.js';
@@ -244,7 +245,9 @@ function connectParams(origin: URL, version: string | undefined): ConnectParams 
     protocol: origin.protocol,
     port: origin.port,
     version,
-    servername: null,
+    // The SNI name a TLS connection sends by default (none for IP addresses); an explicit
+    // `servername` option is not reflected here.
+    servername: origin.protocol === 'https:' && isIP(hostname) === 0 ? hostname : null,
     localAddress: null,
   };
 }
