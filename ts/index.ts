@@ -41,3 +41,4 @@ export { RetryAgent } from './dispatcher/retry-agent.js';
 export type { CacheInterceptorOptions, DeduplicateInterceptorOptions, PendingRequestsMessage } from './interceptor/index.js';
 export { cacheStores } from './cache/index.js';
 export type { CacheStore, CacheKey, CacheValue, GetResult, CacheControlDirectives, CacheMethods, MemoryCacheStoreOpts, SqliteCacheStoreOpts } from './cache/index.js';
+export { publishUndiciChannels } from './core/diagnostics.js';

@@ -19,6 +19,8 @@ import { Bridge, planConnector } from './bridge.js';
 import type { ConnectFunction } from '../core/connector.js';
 import type { DispatchHandler, DispatchOptions } from './types.js';
 import { emptyStats, type PoolStats } from './stats.js';
+import { connectionEvents, observeRequest } from '../core/diagnostics.js';
+import '../core/debug.js'; // NODE_DEBUG output: subscribes to the lib: channels when a flag is on
 
 export interface EngineDispatcherOptions {
   socketPath?: string | null;
@@ -55,6 +57,7 @@ const BLOCKING = 2;
 const RESET = 4;
 const UPGRADE = 8;
 const STREAM_BODY = 16;
+const OBSERVE = 32;
 const EXPECT_CONTINUE = 64;
 
 const DEFAULT_TIMEOUT = 300e3;
@@ -123,6 +126,8 @@ export class EngineDispatcher extends Dispatcher implements PoolSink, RequestOwn
   #capacity: number;
   /** The capacity once a connection turns out to be an h2 session. */
   readonly #h2Capacity: number;
+  /** What the last connection spoke, for the next connection's debug line. */
+  #version: 'h1' | 'h2' = 'h1';
   readonly #headersTimeout: number;
   readonly #bodyTimeout: number;
   readonly #requests = new Set<EngineRequest>();
@@ -262,6 +267,13 @@ export class EngineDispatcher extends Dispatcher implements PoolSink, RequestOwn
     if (opts.upgrade != null || connect) flags |= UPGRADE;
     if (stream !== null) flags |= STREAM_BODY;
     if (opts.expectContinue === true) flags |= EXPECT_CONTINUE;
+    // Diagnostics channels and NODE_DEBUG (core/diagnostics.ts): null unless someone listens.
+    const trace = observeRequest(this.#origin, opts, path, h.host ?? this.#host, h.packed, buf, stream !== null);
+    if (trace !== null) {
+      req.trace = trace;
+      flags |= OBSERVE;
+      extra += trace.takeAddedHeaders();
+    }
     const head = `${method}\0${path}\0host\0${h.host ?? this.#host}\0${h.packed}${extra}`;
     const headersTimeout = opts.headersTimeout ?? this.#headersTimeout;
     const bodyTimeout = opts.bodyTimeout ?? this.#bodyTimeout;
@@ -341,7 +353,14 @@ export class EngineDispatcher extends Dispatcher implements PoolSink, RequestOwn
     return answer(done, callback);
   }
 
+  onEngineConnecting(): void {
+    // ALPN has not spoken yet: say what this origin's last connection turned out to speak.
+    connectionEvents.connecting(this.#origin, this.#version);
+  }
+
   onEngineConnected(info: string): void {
+    connectionEvents.connected(this.#origin, info);
+    this.#version = info.startsWith('h2|') ? 'h2' : 'h1';
     // An h2 session carries up to maxConcurrentStreams requests where an h1 connection carries
     // `pipelining`: busy / drain follow the streams.
     if (info.startsWith('h2|') && this.#h2Capacity > this.#capacity) this.#capacity = this.#h2Capacity;
@@ -357,6 +376,7 @@ export class EngineDispatcher extends Dispatcher implements PoolSink, RequestOwn
   onEngineConnectFailed(code: number, errno: string, message: string): void {
     const err = engineError(code, errno, message);
     if (code === USER_ERROR) this.#bridge?.delivered(message);
+    connectionEvents.connectError(this.#origin, 'h1', err);
     this.emit('connectionError', this.#origin, [this], err);
   }
 

@@ -5,6 +5,7 @@ import { engineError } from '../native/error-codes.js';
 import type { RequestSink } from '../native/events.js';
 import { EngineSocket } from './engine-socket.js';
 import type { DispatchController, DispatchHandler, IncomingHeaders } from './types.js';
+import type { DiagnosticsRequest } from '../core/diagnostics.js';
 
 export interface RequestOwner {
   requestDone(req: EngineRequest): void;
@@ -27,6 +28,8 @@ export class EngineRequest implements RequestSink, DispatchController {
   /** After an upgrade: the socket the tunnel's bytes go to. */
   #tunnel: EngineSocket | null = null;
   #drainWaiter: (() => void) | null = null;
+  /** Set when diagnostics channels / NODE_DEBUG watch this request (core/diagnostics.ts). */
+  trace: DiagnosticsRequest | null = null;
 
   constructor(owner: RequestOwner, handler: DispatchHandler) {
     this.#owner = owner;
@@ -81,6 +84,7 @@ export class EngineRequest implements RequestSink, DispatchController {
   /** Settles with an error (destroy, abort, engine failure); the handler hears it once. */
   fail(err: Error): void {
     if (this.#done) return;
+    if (this.trace !== null) this.trace.error(err, this.#aborted);
     this.#settle();
     try {
       this.handler.onResponseError?.(this, err);
@@ -113,6 +117,7 @@ export class EngineRequest implements RequestSink, DispatchController {
   /** Streams a piece of the request body into the engine; false: await `drained()` first. */
   writeBody(chunk: Buffer): boolean {
     const ok = control.write(this.id, chunk);
+    if (this.trace !== null) this.trace.bodyChunk(chunk);
     try {
       this.handler.onBodySent?.(chunk);
     } catch (err) {
@@ -123,6 +128,7 @@ export class EngineRequest implements RequestSink, DispatchController {
 
   endBody(): void {
     control.end(this.id);
+    if (this.trace !== null) this.trace.bodyEnded();
   }
 
   /** Resolves when the engine wants more body, or the request settled. */
@@ -164,6 +170,7 @@ export class EngineRequest implements RequestSink, DispatchController {
   onEngineHead(status: number, reason: string, headers: IncomingHeaders, raw: string[]): void {
     if (this.#done) return;
     if (status >= 200) this.#rawHeaders = raw;
+    if (this.trace !== null && status >= 200) this.trace.responseHeaders(status, reason, raw);
     try {
       this.handler.onResponseStart?.(this, status, headers, reason);
     } catch (err) {
@@ -177,6 +184,7 @@ export class EngineRequest implements RequestSink, DispatchController {
       return;
     }
     if (this.#done) return;
+    if (this.trace !== null) this.trace.bodyChunkReceived(chunk);
     try {
       this.handler.onResponseData?.(this, chunk);
     } catch (err) {
@@ -191,6 +199,7 @@ export class EngineRequest implements RequestSink, DispatchController {
     }
     if (this.#done) return;
     this.#rawTrailers = raw;
+    if (this.trace !== null) this.trace.trailers(raw);
     this.#settle();
     try {
       this.handler.onResponseEnd?.(this, trailers);
@@ -210,6 +219,10 @@ export class EngineRequest implements RequestSink, DispatchController {
       return;
     }
     this.fail(engineError(code, errno, message));
+  }
+
+  onEngineSent(addrs: string): void {
+    if (this.trace !== null && !this.#done) this.trace.sent(addrs);
   }
 
   onEngineRetry(): void {

@@ -3,6 +3,7 @@
 // reads arrive as the request's DATA events, `end()` half-closes, `destroy()` closes.
 import { Duplex } from 'node:stream';
 import { closeRequest, control } from '../native/engine.js';
+import { parseAddrs } from '../native/addrs.js';
 
 export class EngineSocket extends Duplex {
   readonly #id: number;
@@ -19,21 +20,18 @@ export class EngineSocket extends Duplex {
   readonly alpnProtocol: string | false;
   readonly encrypted: boolean;
 
-  /**
-   * `addrs` is "localIp|localPort|remoteIp|remotePort" from the engine (fields empty for unix
-   * sockets), plus "|tls|<alpn>" for TLS connections.
-   */
+  /** `addrs`: the engine's description of the connection's endpoints (ts/native/addrs.ts). */
   constructor(id: number, addrs: string) {
     super({ allowHalfOpen: true });
     this.#id = id;
-    const [la, lp, ra, rp, tls, alpn] = addrs.split('|');
-    this.localAddress = la || undefined;
-    this.localPort = lp ? Number(lp) : undefined;
-    this.remoteAddress = ra || undefined;
-    this.remotePort = rp ? Number(rp) : undefined;
-    this.remoteFamily = !ra ? undefined : ra.includes(':') ? 'IPv6' : 'IPv4';
-    this.encrypted = tls === 'tls';
-    this.alpnProtocol = this.encrypted && alpn ? alpn : false;
+    const a = parseAddrs(addrs);
+    this.localAddress = a.localAddress;
+    this.localPort = a.localPort;
+    this.remoteAddress = a.remoteAddress;
+    this.remotePort = a.remotePort;
+    this.remoteFamily = a.remoteFamily;
+    this.encrypted = a.encrypted;
+    this.alpnProtocol = a.alpnProtocol;
   }
 
   /** Bytes from the server. */

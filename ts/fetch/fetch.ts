@@ -4,6 +4,7 @@
 import type { Dispatcher } from '../dispatcher/dispatcher.js';
 import { getGlobalDispatcher } from '../dispatcher/global.js';
 import type { DispatchOptions } from '../dispatcher/types.js';
+import { kDebugScope, type ScopedOptions } from '../core/diagnostics.js';
 import { createDecoders } from './content-decoding.js';
 import { abortReason, FetchHandler, fetchFailed } from './fetch-handler.js';
 
@@ -85,7 +86,9 @@ export async function fetch(input: string | URL | Request, init?: FetchInit): Pr
     if (!isHttp(url)) throw fetchFailed(new Error(`unsupported URL scheme: ${url.protocol}`));
     if (signal.aborted) throw abortReason(signal);
     const handler = new FetchHandler(signal);
-    const options: DispatchOptions = {
+    const options: DispatchOptions & ScopedOptions = {
+      // NODE_DEBUG=fetch prints this request's lines (core/debug.ts).
+      [kDebugScope]: 'fetch',
       origin: url.origin,
       path: url.pathname + url.search,
       method,

@@ -3,6 +3,7 @@
 // process alive exactly while requests are in flight.
 import { binding, type NativeEngine, type NativePool, type PoolConfig } from './binding.js';
 import { decodeBatch, type BridgeSink, type PoolSink, type RequestSink } from './events.js';
+import { forgetObservation } from '../core/diagnostics.js';
 
 const requests = new Map<number, RequestSink>();
 const pools = new Map<number, PoolSink>();
@@ -42,6 +43,7 @@ let flushQueued = false;
 
 function flushAll(): void {
   flushQueued = false;
+  forgetObservation();
   for (const pool of toFlush) pool.flush();
   toFlush.clear();
 }

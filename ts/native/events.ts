@@ -17,6 +17,8 @@ export const BRIDGE_WRITE = 12;
 export const BRIDGE_END = 13;
 export const BRIDGE_CLOSE = 14;
 export const BRIDGE_DRAIN = 15;
+export const CONNECTING = 16;
+export const SENT = 17;
 
 export interface RequestSink {
   onEngineHead(status: number, reason: string, headers: IncomingHeaders, raw: string[]): void;
@@ -28,9 +30,13 @@ export interface RequestSink {
   onEngineUpgrade(status: number, reason: string, headers: IncomingHeaders, raw: string[], addrs: string): void;
   /** The request's pipe (streamed body or tunnel) has room again. */
   onEngineBodyDrain(): void;
+  /** The head went out on a connection with these addresses (only for requests sent with OBSERVE). */
+  onEngineSent?(addrs: string): void;
 }
 
 export interface PoolSink {
+  /** A connection attempt starts. */
+  onEngineConnecting?(): void;
   /** `info` is "<h1|h2>|<addrs>" (addresses as UPGRADE carries them). */
   onEngineConnected(info: string): void;
   onEngineDisconnected(code: number, message: string): void;
@@ -147,6 +153,10 @@ export function decodeBatch(
       requests.get(id)?.onEngineRetry();
     } else if (kind === CONNECTED) {
       pools.get(id)?.onEngineConnected(b.latin1Slice(start, end));
+    } else if (kind === CONNECTING) {
+      pools.get(id)?.onEngineConnecting?.();
+    } else if (kind === SENT) {
+      requests.get(id)?.onEngineSent?.(b.latin1Slice(start, end));
     } else if (kind === DISCONNECTED) {
       const [code, , message] = readError(b, start, end);
       pools.get(id)?.onEngineDisconnected(code, message);

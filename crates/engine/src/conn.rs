@@ -28,6 +28,7 @@ const MAX_RETRIES: u8 = 3;
 pub(crate) async fn run(pool: Arc<Pool>, conn_id: u64) {
     // A bridged socket's addresses come from JS, which knows them.
     let mut bridge_addrs = None;
+    pool.on_connecting();
     let connected = if pool.opts.bridged {
         bridge::open(&pool.shared, pool.id, pool.opts.connect_timeout).await.map(|(io, addrs)| {
             bridge_addrs = Some(addrs);
@@ -78,6 +79,7 @@ pub(crate) async fn run(pool: Arc<Pool>, conn_id: u64) {
     if h2 {
         return crate::h2::session::run(pool, conn_id, io, addrs).await;
     }
+    // This task speaks HTTP/1.1 (an h2 session reports "h2").
     pool.on_connected("h1", &addrs);
     let mut conn = Conn::new(pool.clone(), conn_id, io, addrs);
     let end = poll_fn(|cx| conn.poll(cx)).await;
@@ -342,6 +344,10 @@ impl Conn {
             }
         };
         debug_assert!(self.wbuf.len() > before);
+        if req.has(flags::OBSERVE) {
+            let (id, addrs) = (req.id, self.addrs.as_bytes());
+            self.pool.emit(|w| w.bytes(events::SENT, id, addrs));
+        }
         if let Some(b) = &req.body {
             self.wbuf.extend_from_slice(b);
         }

@@ -7,6 +7,7 @@
 //! - DATA (request id): the body bytes.
 //! - END (request id): a header list (trailers; count 0 when none).
 //! - ERROR (request id): an error record.
+//! - CONNECTING (pool id): empty — a connection attempt starts (JS prints / publishes it).
 //! - CONNECTED (pool id): "<version>|<addrs>": the HTTP version spoken ("h1" or "h2"), then the
 //!   addresses as UPGRADE carries them.
 //! - DISCONNECTED / CONNECT_FAILED (pool id): an error record.
@@ -16,6 +17,8 @@
 //!   connection is a tunnel: DATA carries what the server sends, END its end (half-close).
 //! - BODY_DRAIN (request id): empty — the request's pipe went below its high-water mark; JS may
 //!   write again.
+//! - SENT (request id): the connection's addresses (as UPGRADE carries them) — the request's head
+//!   was written out on that connection. Only for requests dispatched with the OBSERVE flag.
 //! - RETRY (request id): empty — the request went back to the queue after its connection failed
 //!   before any response byte arrived (JS calls `onRequestStart` again when it is re-sent).
 //!
@@ -46,6 +49,8 @@ pub const BRIDGE_WRITE: u8 = 12;
 pub const BRIDGE_END: u8 = 13;
 pub const BRIDGE_CLOSE: u8 = 14;
 pub const BRIDGE_DRAIN: u8 = 15;
+pub const CONNECTING: u8 = 16;
+pub const SENT: u8 = 17;
 
 /// Appends events to a byte queue. Writes the header with a placeholder length and patches it,
 /// so payloads are written straight into the queue without an intermediate buffer.

@@ -230,6 +230,11 @@ impl Pool {
         });
     }
 
+    /// A connection attempt starts (one small event per connection, not per request).
+    pub(crate) fn on_connecting(&self) {
+        self.emit(|w| w.empty(events::CONNECTING, self.id));
+    }
+
     /// `version` is the HTTP version the connection speaks ("h1" / "h2"), `addrs` its addresses.
     pub(crate) fn on_connected(&self, version: &str, addrs: &str) {
         self.state.lock().connected += 1;

@@ -15,6 +15,9 @@ pub mod flags {
     pub const UPGRADE: u32 = 8;
     /// The body arrives in pieces through the request's pipe (`ReqCtl::push_body`) after dispatch.
     pub const STREAM_BODY: u32 = 16;
+    /// JS watches this request (debug output or diagnostics channels): report SENT when its head
+    /// is written. Unset, the request costs nothing extra.
+    pub const OBSERVE: u32 = 32;
     /// Send `expect: 100-continue` and hold the body until a 100 arrives (HTTP/2 only, as undici).
     pub const EXPECT_CONTINUE: u32 = 64;
 }

@@ -234,3 +234,31 @@ fn destroying_the_pool_closes_its_bridges() {
     sink.until(|e| e.kind == events::BRIDGE_CLOSE && e.id == bid);
     assert!(!engine.bridge_attach(bid, String::new()));
 }
+
+#[test]
+fn reports_connecting_connected_version_and_sent_for_observed_requests() {
+    let (engine, sink, pool) = setup(Some(Duration::from_secs(5)));
+    // IDEMPOTENT | OBSERVE
+    pool.dispatch(1, "GET\0/x\0host\0example.test\0".into(), None, 1 | 32, StreamLength::Chunked, None, None, true)
+        .unwrap();
+    let evs = sink.until(|e| e.kind == events::BRIDGE_OPEN);
+    assert_eq!(evs.iter().map(|e| (e.kind, e.id)).collect::<Vec<_>>(), [(events::CONNECTING, 7), (events::BRIDGE_OPEN, 7)]);
+    assert!(engine.bridge_attach(bridge_id(&evs), "1.2.3.4|5|6.7.8.9|80".into()));
+    let evs = sink.until(|e| e.kind == events::BRIDGE_WRITE);
+    let connected = evs.iter().position(|e| e.kind == events::CONNECTED).unwrap();
+    assert_eq!(evs[connected].payload, b"h1|1.2.3.4|5|6.7.8.9|80");
+    let sent = evs.iter().position(|e| e.kind == events::SENT).unwrap();
+    assert!(sent > connected);
+    assert_eq!((evs[sent].id, evs[sent].payload.as_slice()), (1, b"1.2.3.4|5|6.7.8.9|80".as_slice()));
+}
+
+#[test]
+fn sends_no_sent_event_for_unobserved_requests() {
+    let (engine, sink, pool) = setup(Some(Duration::from_secs(5)));
+    get(&pool, 1);
+    let bid = bridge_id(&sink.until(|e| e.kind == events::BRIDGE_OPEN));
+    assert!(engine.bridge_attach(bid, "1.2.3.4|5|6.7.8.9|80".into()));
+    let evs = sink.until(|e| e.kind == events::BRIDGE_WRITE);
+    assert!(evs.iter().any(|e| e.kind == events::CONNECTED));
+    assert!(!evs.iter().any(|e| e.kind == events::SENT));
+}

@@ -66,6 +66,8 @@ struct Session {
     pool: Arc<Pool>,
     conn_id: u64,
     authority: String,
+    /// The connection's addresses, for SENT events of observed requests.
+    addrs: String,
     send: SendRequest<Bytes>,
     streams: JoinSet<Outcome>,
     /// The server sent GOAWAY or the connection failed: no new streams; the pool was told.
@@ -108,7 +110,7 @@ where
         #[cfg(unix)]
         crate::transport::Target::Unix { .. } => "localhost".to_string(),
     };
-    let mut session = Session { pool, conn_id, authority, send, streams: JoinSet::new(), gone: None, closed: false, ping };
+    let mut session = Session { pool, conn_id, authority, addrs, send, streams: JoinSet::new(), gone: None, closed: false, ping };
     poll_fn(|cx| session.poll(cx, &mut connection)).await;
 }
 
@@ -266,6 +268,10 @@ impl Session {
         let end_of_stream = piped.is_none() && req.body.as_ref().is_none_or(|b| b.is_empty());
         match self.send.send_request(head.request, end_of_stream) {
             Ok((response, send)) => {
+                if req.has(flags::OBSERVE) {
+                    let id = req.id;
+                    pool.emit(|w| w.bytes(events::SENT, id, self.addrs.as_bytes()));
+                }
                 let mut stream = Stream::new(self.pool.clone(), req, response, send, head.head_method, piped, expect);
                 self.streams.spawn(async move { poll_fn(|cx| stream.poll(cx)).await });
             }

@@ -1,0 +1,84 @@
+// NODE_DEBUG output: `NODE_DEBUG=lib` (core), `fetch` (requests made by fetch) and `websocket`
+// print lines `<FLAG> <pid>: <message>` on stderr. The lines are written by subscribers of the
+// `lib:` diagnostics channels, subscribed here only when a flag is on: with no flag nothing
+// subscribes, so requests publish nothing and pay nothing.
+import dc from 'node:diagnostics_channel';
+import { debuglog } from 'node:util';
+import { kDebugScope, type ConnectParams, type DiagnosticsRequest } from './diagnostics.js';
+
+export type DebugLogger = (message: string) => void;
+
+/** The logger of one NODE_DEBUG flag, or null when the flag is off (Node's own flag matching). */
+function logger(flag: string): DebugLogger | null {
+  if (!debuglog(flag).enabled) return null;
+  const prefix = flag.toUpperCase();
+  return (message) => {
+    process.stderr.write(`${prefix} ${process.pid}: ${message}\n`);
+  };
+}
+
+const lib = logger('lib');
+const fetch = logger('fetch');
+/** WEBSOCKET lines (the WebSocket module prints its own through this; null when off). */
+export const websocketDebug = logger('websocket');
+
+// Connection lines are not tied to one request: they go to the first flag that is on.
+const connectionLog = lib ?? fetch ?? websocketDebug;
+
+/** Request lines go to the flag of the API that made the request when that flag is on, else LIB. */
+function requestLog(request: DiagnosticsRequest): DebugLogger | null {
+  const scope = request[kDebugScope];
+  if (scope === 'fetch' && fetch !== null) return fetch;
+  if (scope === 'websocket' && websocketDebug !== null) return websocketDebug;
+  return lib;
+}
+
+const target = (request: DiagnosticsRequest): string => `${request.method} ${request.origin}${request.path}`;
+const via = (p: ConnectParams): string => `${p.host} using ${p.protocol}${p.version ?? ''}`;
+
+interface ConnectMessage {
+  connectParams: ConnectParams;
+  error?: Error;
+}
+interface RequestMessage {
+  request: DiagnosticsRequest;
+  response?: { statusCode: number };
+  error?: Error;
+}
+
+function onRequest(name: string, line: (m: RequestMessage) => string): void {
+  dc.subscribe(`lib:${name}`, (m) => {
+    const msg = m as RequestMessage;
+    requestLog(msg.request)?.(line(msg));
+  });
+}
+
+if (connectionLog !== null) {
+  const log = connectionLog;
+  const onConnect = (name: string, line: (m: ConnectMessage) => string): void => {
+    dc.subscribe(`lib:${name}`, (m) => log(line(m as ConnectMessage)));
+  };
+  onConnect('client:beforeConnect', (m) => `connecting to ${via(m.connectParams)}`);
+  onConnect('client:connected', (m) => `connected to ${via(m.connectParams)}`);
+  onConnect('client:connectError', (m) => `connection to ${via(m.connectParams)} errored - ${m.error?.message}`);
+  onRequest('client:sendHeaders', (m) => `sending request to ${target(m.request)}`);
+  onRequest('request:headers', (m) => `received response to ${target(m.request)} - HTTP ${m.response?.statusCode}`);
+  onRequest('request:trailers', (m) => `trailers received from ${target(m.request)}`);
+  onRequest('request:error', (m) => `request to ${target(m.request)} errored - ${m.error?.message}`);
+}
+
+if (websocketDebug !== null) {
+  const log = websocketDebug;
+  dc.subscribe('lib:websocket:open', (m) => {
+    const address = (m as { address?: { address: string; port?: number } | null }).address;
+    if (address == null) log('connection opened');
+    else log(`connection opened ${address.address}${address.port ? `:${address.port}` : ''}`);
+  });
+  dc.subscribe('lib:websocket:close', (m) => {
+    const { websocket, code, reason } = m as { websocket: { url: string }; code: number; reason: string };
+    log(`closed connection to ${websocket.url} - ${code} ${reason}`);
+  });
+  dc.subscribe('lib:websocket:socket_error', (err) => log(`connection errored - ${(err as Error).message}`));
+  dc.subscribe('lib:websocket:ping', () => log('ping received'));
+  dc.subscribe('lib:websocket:pong', () => log('pong received'));
+}
