@@ -352,6 +352,21 @@ describe('HTTP/2: errors and lifecycle', () => {
     expect(err.message).toMatch(/RST_STREAM.*code 2 \(INTERNAL_ERROR\)/);
   });
 
+  it('RST_STREAM(NO_ERROR) ends a body of unknown length; one short of its content-length is an error', async () => {
+    const srv = cleanup.add(
+      await h2Server((stream, headers) => {
+        const sized = headers[':path'] === '/sized';
+        stream.respond({ ':status': 200, ...(sized ? { 'content-length': '100' } : null) });
+        stream.write('x'.repeat(50), () => stream.close(constants.NGHTTP2_NO_ERROR));
+      }),
+    );
+    const c = client(srv.origin);
+    const open = await c.request({ path: '/open', method: 'GET' });
+    expect(await open.body.text()).toBe('x'.repeat(50));
+    const sized = await c.request({ path: '/sized', method: 'GET' });
+    await expect(sized.body.text()).rejects.toBeInstanceOf(errors.SocketError);
+  });
+
   it('GOAWAY emits disconnect with LIB_ERR_INFO; the next request opens a new session', async () => {
     const srv = cleanup.add(
       await h2Server((stream, headers) => {

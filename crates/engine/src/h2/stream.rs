@@ -47,6 +47,8 @@ pub(crate) struct Stream {
     recv: Option<RecvStream>,
     head_method: bool,
     received: u64,
+    /// The response's content-length, when it gave one.
+    expected: Option<u64>,
     headers_timeout: Option<Duration>,
     body_timeout: Option<Duration>,
     timer: Pin<Box<Sleep>>,
@@ -87,6 +89,7 @@ impl Stream {
             recv: None,
             head_method,
             received: 0,
+            expected: None,
             timer: Box::pin(tokio::time::sleep(Duration::from_secs(0))),
             timer_armed: false,
             was_paused: false,
@@ -135,6 +138,10 @@ impl Stream {
                         self.body = Body::Done;
                     }
                     let (parts, recv) = resp.into_parts();
+                    self.expected = parts
+                        .headers
+                        .get(http::header::CONTENT_LENGTH)
+                        .and_then(|v| v.to_str().ok()?.parse().ok());
                     let head = head(parts.status.as_u16(), &parts.headers);
                     let id = self.id;
                     self.pool.emit(|w| w.head(id, &head));
@@ -224,14 +231,14 @@ impl Stream {
                         self.arm(self.body_timeout);
                     }
                 }
-                Poll::Ready(Some(Err(e))) => return Some(self.failed(&e)),
+                Poll::Ready(Some(Err(e))) => return Some(self.ended_by_reset(&e).unwrap_or_else(|| self.failed(&e))),
                 Poll::Ready(None) => break,
             }
         }
         match recv.poll_trailers(cx) {
             Poll::Pending => None,
             Poll::Ready(Ok(trailers)) => Some(self.end(trailers.as_ref())),
-            Poll::Ready(Err(e)) => Some(self.failed(&e)),
+            Poll::Ready(Err(e)) => Some(self.ended_by_reset(&e).unwrap_or_else(|| self.failed(&e))),
         }
     }
 
@@ -300,6 +307,18 @@ impl Stream {
                 }
             }
         }
+    }
+
+    /// RST_STREAM(NO_ERROR) after the response head is how a server may finish a response it has
+    /// sent whole (RFC 9113 §8.1; node:http2 does it when it closes a stream whose END_STREAM is
+    /// still queued). It ends the body, unless a content-length says bytes are missing: a
+    /// truncated body is an error, never a short success.
+    fn ended_by_reset(&mut self, e: &::h2::Error) -> Option<Outcome> {
+        let graceful = e.is_reset() && e.reason() == Some(Reason::NO_ERROR);
+        if graceful && self.expected.is_none_or(|n| n == self.received) {
+            return Some(self.end(None));
+        }
+        None
     }
 
     fn length_mismatch(&mut self) -> Outcome {
