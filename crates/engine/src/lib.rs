@@ -8,6 +8,7 @@ pub mod h1;
 pub mod pool;
 pub mod request;
 pub mod transport;
+pub mod ws;
 
 pub use engine::{Engine, EventSink};
 pub use error::ErrorCode;
