@@ -5,57 +5,10 @@ import { once } from 'node:events';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Agent, Client, CloseEvent, ErrorEvent, MessageEvent, WebSocket, ping } from '../ts/index.js';
-import { useCleanup } from './fixtures/cleanup.js';
-import { closeFrame, echo, frame, wsServer, type Peer, type WsServerOptions } from './fixtures/ws-server.js';
+import { closeFrame, echo, frame } from './fixtures/ws-server.js';
+import { wsTestKit } from './fixtures/ws-client.js';
 
-const cleanup = useCleanup();
-
-async function server(onPeer: (peer: Peer) => void = (p) => void echo(p), opts?: WsServerOptions) {
-  return cleanup.track(await wsServer(onPeer, opts));
-}
-
-/** A socket closed after the test if it is still open. */
-function socket(url: string | URL, arg?: ConstructorParameters<typeof WebSocket>[1]): WebSocket {
-  const ws = new WebSocket(url, arg);
-  cleanup.push(async () => {
-    if (ws.readyState === WebSocket.CLOSED) return;
-    const closed = once(ws, 'close');
-    if (ws.readyState !== WebSocket.CLOSING) ws.close();
-    await closed;
-  });
-  return ws;
-}
-
-async function opened(ws: WebSocket): Promise<WebSocket> {
-  await once(ws, 'open');
-  return ws;
-}
-
-/** Messages as they arrive; several can be dispatched from one read, so none may be missed. */
-function inbox(ws: WebSocket): () => Promise<MessageEvent> {
-  const got: MessageEvent[] = [];
-  const waiting: ((e: MessageEvent) => void)[] = [];
-  ws.addEventListener('message', (e) => {
-    const w = waiting.shift();
-    if (w) w(e as MessageEvent);
-    else got.push(e as MessageEvent);
-  });
-  return () => (got.length > 0 ? Promise.resolve(got.shift()!) : new Promise((r) => waiting.push(r)));
-}
-const nextMessage = async (ws: WebSocket): Promise<MessageEvent> => (await once(ws, 'message'))[0] as MessageEvent;
-const closeOf = async (ws: WebSocket): Promise<CloseEvent> => (await once(ws, 'close'))[0] as CloseEvent;
-
-/** Resolves with the server's peer for the next connection. */
-function peerPromise(): { onPeer: (p: Peer) => void; peer: Promise<Peer> } {
-  let resolve!: (p: Peer) => void;
-  const peer = new Promise<Peer>((r) => (resolve = r));
-  // Runs before the client's own cleanup: a peer that stopped answering cannot stall it.
-  const onPeer = (p: Peer): void => {
-    cleanup.push(async () => void p.socket.destroy());
-    resolve(p);
-  };
-  return { onPeer, peer };
-}
+const { cleanup, server, socket, opened, inbox, nextMessage, closeOf, peerPromise } = wsTestKit();
 
 describe('WebSocket: opening', () => {
   it('opens, sends the handshake headers and reports the chosen subprotocol', async () => {
