@@ -92,26 +92,31 @@ export class WebSocketConnection implements CodecSink {
     socket.on('close', () => this.#closed(null));
   }
 
-  /** Queues frame bytes carrying `amount` bytes of application data. */
-  #write(frame: Buffer, amount: number): void {
+  /** Queues frame bytes carrying `amount` bytes of application data; `done` once written. */
+  #write(frame: Buffer, amount: number, done?: () => void): void {
     const socket = this.#socket;
-    if (socket === null || socket.destroyed || socket.writableEnded) return;
-    if (amount === 0) {
+    if (socket === null || socket.destroyed || socket.writableEnded) return done?.();
+    if (amount === 0 && done === undefined) {
       socket.write(frame);
       return;
     }
     this.bufferedAmount += amount;
-    socket.write(frame, () => (this.bufferedAmount -= amount));
+    socket.write(frame, () => {
+      this.bufferedAmount -= amount;
+      done?.();
+    });
   }
 
-  sendText(data: string, amount: number): void {
+  sendText(data: string, amount: number, done?: () => void): void {
     const frame = this.#codec?.text(data);
-    if (frame) this.#write(frame, amount);
+    if (frame) this.#write(frame, amount, done);
+    else done?.();
   }
 
-  sendBinary(data: Uint8Array): void {
+  sendBinary(data: Uint8Array, done?: () => void): void {
     const frame = this.#codec?.binary(data);
-    if (frame) this.#write(frame, data.byteLength);
+    if (frame) this.#write(frame, data.byteLength, done);
+    else done?.();
   }
 
   /** A ping (or an unsolicited pong) of at most 125 bytes. */
