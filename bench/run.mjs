@@ -11,7 +11,8 @@
 //   --rounds=N               rounds per scenario             (env BENCH_ROUNDS, default 2)
 //   --latency-requests=N     timed requests, latency mode    (env BENCH_LATENCY_REQUESTS, default 3000)
 //   --contenders=a,b         subset of contenders            (env BENCH_CONTENDERS; ferro-bridged is opt-in)
-//   --scenarios=a,b          subset of small,64k,https,new-connections,new-connections-no-resume,latency
+//   --scenarios=a,b          subset of small,64k,https,new-connections,new-connections-no-resume,latency,
+//                            ws-100,ws-64k (WebSocket echo: their own contenders ferro-/undici-websocket)
 //                                                            (env BENCH_SCENARIOS)
 // Environment only:
 //   BENCH_FERRO=path         ferro entry module to load instead of dist/index.js
@@ -29,7 +30,8 @@ const RESULTS_FILE = path.join(BENCH_DIR, 'results', 'latest.json');
 
 const DEFAULT_CONTENDERS = ['ferro-request', 'ferro-dispatch', 'undici-request', 'undici-dispatch', 'node-http'];
 // ferro-bridged: ferro's request API over Node sockets from a custom connector (the bridged transport).
-const ALL_CONTENDERS = [...DEFAULT_CONTENDERS, 'ferro-bridged'];
+const WEBSOCKET_CONTENDERS = ['ferro-websocket', 'undici-websocket'];
+const ALL_CONTENDERS = [...DEFAULT_CONTENDERS, 'ferro-bridged', ...WEBSOCKET_CONTENDERS];
 // Each contender is compared with undici's same API.
 const BASELINE = {
   'ferro-request': 'undici-request',
@@ -38,6 +40,8 @@ const BASELINE = {
   'undici-dispatch': 'undici-dispatch',
   'node-http': 'undici-request',
   'ferro-bridged': 'undici-request',
+  'ferro-websocket': 'undici-websocket',
+  'undici-websocket': 'undici-websocket',
 };
 
 // ----------------------------------------------------------------------------------------- options
@@ -77,7 +81,7 @@ const opt = {
     num(args['latency-requests'] ?? env.BENCH_LATENCY_REQUESTS ?? (quick ? 500 : 3000), 'latency-requests'),
   ),
   contenders: list(args.contenders ?? env.BENCH_CONTENDERS ?? DEFAULT_CONTENDERS.join(',')),
-  scenarios: list(args.scenarios ?? env.BENCH_SCENARIOS ?? 'small,64k,https,new-connections,new-connections-no-resume,latency'),
+  scenarios: list(args.scenarios ?? env.BENCH_SCENARIOS ?? 'small,64k,https,new-connections,new-connections-no-resume,latency,ws-100,ws-64k'),
 };
 for (const c of opt.contenders) if (!ALL_CONTENDERS.includes(c)) throw new Error(`unknown contender ${c}`);
 
@@ -92,6 +96,7 @@ const NEW_CONNECTIONS = {
   path: '/small',
   expectBytes: 12,
 };
+const WEBSOCKET = { mode: 'throughput', concurrency: 16, connections: 1, pipelining: 1, path: '/ws', contenders: WEBSOCKET_CONTENDERS };
 // The https server's certificate (localhost, 127.0.0.1) is signed by the test CA.
 const CA_FILE = path.join(ROOT, '__test__', 'fixtures', 'tls', 'ca.pem');
 const SCENARIOS = {
@@ -106,6 +111,9 @@ const SCENARIOS = {
     maxCachedSessions: 0,
     title: 'a new TLS connection per request, maxCachedSessions: 0',
   },
+  // WebSocket echo on one connection, 16 messages in flight: "req/s" is echoed messages per second.
+  'ws-100': { ...WEBSOCKET, expectBytes: 100, title: 'WebSocket echo, 100 B messages' },
+  'ws-64k': { ...WEBSOCKET, expectBytes: 65536, title: 'WebSocket echo, 64 KiB messages' },
   latency: {
     mode: 'latency',
     concurrency: 1,
@@ -117,6 +125,11 @@ const SCENARIOS = {
   },
 };
 for (const s of opt.scenarios) if (!SCENARIOS[s]) throw new Error(`unknown scenario ${s}`);
+
+/** A scenario's own contenders (WebSocket echo) or the ones chosen for the run. */
+function contendersOf(sc) {
+  return sc.contenders ?? opt.contenders;
+}
 
 // undici 8 needs Node >= 22.19; older Node gets the undici7 alias.
 function nodeAtLeast(major, minor) {
@@ -285,7 +298,7 @@ function throughputTable(results) {
   ];
   for (const [name, sc] of Object.entries(results)) {
     if (SCENARIOS[name].mode !== 'throughput') continue;
-    for (const c of opt.contenders) {
+    for (const c of contendersOf(sc)) {
       const r = sc.median[c];
       if (!r?.ok) {
         lines.push(`| ${name} | ${c} | ${errorCell(r)} | | | |`);
@@ -364,11 +377,12 @@ async function main() {
   const results = {};
   for (const name of opt.scenarios) {
     const sc = SCENARIOS[name];
-    const rounds = Object.fromEntries(opt.contenders.map((c) => [c, []]));
+    const contenders = contendersOf(sc);
+    const rounds = Object.fromEntries(contenders.map((c) => [c, []]));
     for (let round = 0; round < opt.rounds; round++) {
       // Rotate the order each round so no contender always runs first or last.
-      const k = round % opt.contenders.length;
-      const order = [...opt.contenders.slice(k), ...opt.contenders.slice(0, k)];
+      const k = round % contenders.length;
+      const order = [...contenders.slice(k), ...contenders.slice(0, k)];
       for (const contender of order) {
         const cfg = {
           contender,
@@ -405,7 +419,7 @@ async function main() {
       }
     }
     const median = {};
-    for (const c of opt.contenders) {
+    for (const c of contenders) {
       median[c] = pickMedian(rounds[c], sc.mode === 'latency' ? (r) => r.latency.p50 : (r) => -r.reqPerSec);
     }
     results[name] = { ...sc, rounds, median };
@@ -427,7 +441,7 @@ async function main() {
   const notes = new Map();
   const note = (msg, where) => notes.set(msg, [...(notes.get(msg) ?? []), where]);
   for (const [name, sc] of Object.entries(results)) {
-    for (const c of opt.contenders) {
+    for (const c of contendersOf(sc)) {
       for (const r of sc.rounds[c]) {
         const where = `${name}/${c}${opt.rounds > 1 ? `#${r.round + 1}` : ''}`;
         if (!r.ok) note(r.error, where);
