@@ -2,7 +2,7 @@
 // and read backpressure reaching the server (the client stops reading its socket).
 import { describe, expect, it } from 'vitest';
 import { WebSocketError, WebSocketStream } from '../ts/index.js';
-import { frame } from './fixtures/ws-server.js';
+import { frame, type Peer } from './fixtures/ws-server.js';
 import { wsTestKit } from './fixtures/ws-client.js';
 
 const { cleanup, server, peerPromise } = wsTestKit();
@@ -14,6 +14,24 @@ function stream(url: string, opts?: ConstructorParameters<typeof WebSocketStream
     await wss.closed.catch(() => {});
   });
   return wss;
+}
+
+/** Writes `total` copies of `message` from the server, each after the last drained; resolves once
+ *  the server can write no more for a while (the client stopped reading) or all went out. */
+async function sendUntilStalled(p: Peer, message: Buffer, total: number) {
+  let sent = 0;
+  const writing = (async () => {
+    for (; sent < total; sent++) {
+      if (p.socket.destroyed) return;
+      if (!p.socket.write(message)) await new Promise((r) => p.socket.once('drain', r));
+    }
+  })();
+  let last = -1;
+  while (sent !== last && sent < total) {
+    last = sent;
+    await new Promise((r) => setTimeout(r, 300));
+  }
+  return { sent: () => sent, writing };
 }
 
 describe('WebSocketStream', () => {
@@ -90,23 +108,31 @@ describe('WebSocketStream', () => {
     const wss = stream(s.ws);
     const { readable } = await wss.opened;
     const p = await peer;
-    const total = 48;
-    const message = frame(2, Buffer.alloc(1024 * 1024, 1));
-    let sent = 0;
-    const writing = (async () => {
-      for (; sent < total; sent++) {
-        if (!p.socket.write(message)) await new Promise((r) => p.socket.once('drain', r));
-      }
-    })();
-    // Wait until the server can write no more: the client stopped reading.
-    let last = -1;
-    while (sent !== last) {
-      last = sent;
-      await new Promise((r) => setTimeout(r, 300));
-    }
-    expect(sent).toBeLessThan(total);
+    // 64 MiB in all: far more than the reader's queue, the engine's and the kernel's buffers hold.
+    const total = 1024;
+    const size = 64 * 1024;
+    const message = frame(2, Buffer.alloc(size, 1));
+    const filled = await sendUntilStalled(p, message, total);
+    expect(filled.sent()).toBeLessThan(total);
     const reader = readable.getReader();
-    for (let i = 0; i < total; i++) expect(((await reader.read()).value as Uint8Array).length).toBe(1024 * 1024);
-    await writing;
+    for (let i = 0; i < total; i++) expect(((await reader.read()).value as Uint8Array).length).toBe(size);
+    await filled.writing;
+  });
+
+  it('close() while the reader lags still completes the closing handshake', async () => {
+    const { onPeer, peer } = peerPromise();
+    const s = await server(onPeer);
+    const wss = stream(s.ws);
+    await wss.opened;
+    const p = await peer;
+    const filled = await sendUntilStalled(p, frame(2, Buffer.alloc(64 * 1024)), 1024);
+    expect(filled.sent()).toBeLessThan(1024); // the client stopped reading
+    wss.close({ closeCode: 1000 });
+    await filled.writing;
+    const got = await p.nextFrame();
+    expect(got!.opcode).toBe(8);
+    p.send(frame(8, got!.payload));
+    p.socket.end();
+    expect(await wss.closed).toEqual({ closeCode: 1000, reason: '' });
   });
 });

@@ -223,6 +223,21 @@ describe('WebSocket: closing', () => {
     expect([close.code, close.reason, close.wasClean]).toEqual([1001, 'going away', true]);
   });
 
+  it('close(undefined, reason) sends 1000 with the reason; close() sends no status', async () => {
+    const cases: [[number?, string?], string][] = [
+      [[undefined, 'why'], '\x03\xe8why'],
+      [[], ''],
+    ];
+    for (const [args, payload] of cases) {
+      const { onPeer, peer } = peerPromise();
+      const s = await server(onPeer);
+      const ws = await opened(socket(s.ws));
+      ws.close(...args);
+      const f = await (await peer).nextFrame();
+      expect([f!.opcode, f!.payload.toString('latin1')]).toEqual([8, payload]);
+    }
+  });
+
   it('a close frame without a code reports 1005', async () => {
     const { onPeer, peer } = peerPromise();
     const s = await server(onPeer);

@@ -136,6 +136,8 @@ export class WebSocketConnection implements CodecSink {
     this.readyState = CLOSING;
     const frame = this.#codec!.close(code ?? -1, reason);
     if (frame) this.#write(frame, 0);
+    // The server's close frame may sit behind unread messages: read on, whatever a reader wants.
+    this.setReading(true);
     this.#armTimer();
   }
 
@@ -155,6 +157,7 @@ export class WebSocketConnection implements CodecSink {
     this.readyState = CLOSING;
     const socket = this.#socket;
     if (socket !== null && !socket.destroyed && !socket.writableEnded) socket.end();
+    this.setReading(true);
     this.#armTimer();
   }
 

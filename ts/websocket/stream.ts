@@ -4,7 +4,7 @@
 import type { Dispatcher } from '../dispatcher/dispatcher.js';
 import { getGlobalDispatcher } from '../dispatcher/global.js';
 import { parseProtocols, parseWebSocketUrl } from './handshake.js';
-import { WebSocketConnection, type CloseInfo, type ConnectionHost } from './connection.js';
+import { OPEN, WebSocketConnection, type CloseInfo, type ConnectionHost } from './connection.js';
 import { bytesOf, checkCloseArgs } from './websocket.js';
 
 export interface WebSocketStreamOptions {
@@ -161,7 +161,8 @@ export class WebSocketStream {
 
   #onMessage(data: string | Buffer): void {
     const controller = this.#readController;
-    if (controller === null) return;
+    // Once closing (close(), cancel, abort) messages are dropped, as WebSocket drops them.
+    if (controller === null || this.#conn.readyState !== OPEN) return;
     // A copy: `data` is a view into the engine's event batch.
     controller.enqueue(typeof data === 'string' ? data : new Uint8Array(data));
     if ((controller.desiredSize ?? 1) <= 0) this.#conn.setReading(false);

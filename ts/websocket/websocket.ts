@@ -146,8 +146,10 @@ export class WebSocket extends EventTarget {
   }
 
   close(code?: number, reason?: string): void {
-    const c = code === undefined ? undefined : toUint16(code);
+    let c = code === undefined ? undefined : toUint16(code);
     const text = checkCloseArgs(c, reason);
+    // A reason needs a status code in the frame: WHATWG makes it 1000.
+    if (c === undefined && text !== '') c = 1000;
     this.#conn.close(c, text);
   }
 
