@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { once } from 'node:events';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { Agent, Client, CloseEvent, ErrorEvent, MessageEvent, WebSocket, ping } from '../ts/index.js';
+import { Agent, Client, buildConnector, CloseEvent, ErrorEvent, MessageEvent, WebSocket, ping } from '../ts/index.js';
 import { closeFrame, echo, frame } from './fixtures/ws-server.js';
 import { wsTestKit } from './fixtures/ws-client.js';
 
@@ -90,6 +90,29 @@ describe('WebSocket: opening', () => {
     const close = await closeOf(ws);
     await error;
     expect([close.code, close.wasClean]).toEqual([1006, false]);
+  });
+
+  it('runs over a custom connector (the bridged transport) and through interceptors', async () => {
+    const s = await server();
+    const inner = buildConnector({});
+    let connections = 0;
+    const client = cleanup.track(
+      new Client(s.origin, {
+        connect: (opts, cb) => {
+          connections++;
+          inner(opts, cb);
+        },
+      }),
+    );
+    const paths: string[] = [];
+    const dispatcher = client.compose((dispatch) => (opts, handler) => {
+      paths.push(opts.path);
+      return dispatch(opts, handler);
+    });
+    const ws = await opened(socket(`${s.ws}/via-connector`, { dispatcher }));
+    ws.send('bridged');
+    expect((await nextMessage(ws)).data).toBe('bridged');
+    expect([connections, paths]).toEqual([1, ['/via-connector']]);
   });
 
   it('runs over TLS (wss:) with a ferro Agent', async () => {
