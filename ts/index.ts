@@ -32,6 +32,6 @@ export type { SnapshotEntry, SnapshotRecord, SnapshotRequest, SnapshotResponse, 
 export { BalancedPool, type BalancedPoolOptions } from './dispatcher/balanced-pool.js';
 export type { PoolStats } from './dispatcher/stats.js';
 export { buildConnector, type Connector, type ConnectorBuildOptions, type ConnectorOptions, type ConnectorCallback } from './core/connector.js';
-export { WebSocket, ping, type WebSocketInit, type BinaryType } from './websocket/websocket.js';
+export { WebSocket, ping, type WebSocketInit, type BinaryType, type WebSocketEventMap } from './websocket/websocket.js';
 export { MessageEvent, CloseEvent, ErrorEvent } from './websocket/events.js';
 export { WebSocketStream, WebSocketError, type WebSocketStreamOptions, type WebSocketCloseInfo, type WebSocketOpenInfo } from './websocket/stream.js';

@@ -18,8 +18,20 @@ export interface WebSocketInit {
   maxMessageSize?: number;
 }
 
-type Handler = ((this: WebSocket, ev: Event) => unknown) | null;
+export interface WebSocketEventMap {
+  close: CloseEvent;
+  error: ErrorEvent;
+  message: MessageEvent;
+  open: Event;
+  /** ferro: a ping from the server (already answered); `data` is its payload. */
+  ping: MessageEvent<Buffer>;
+  /** ferro: a pong from the server; `data` is its payload. */
+  pong: MessageEvent<Buffer>;
+}
+
 type HandlerName = 'open' | 'message' | 'error' | 'close';
+type Handler<K extends HandlerName = HandlerName> = ((this: WebSocket, ev: WebSocketEventMap[K]) => unknown) | null;
+type Listener<K extends keyof WebSocketEventMap> = (this: WebSocket, ev: WebSocketEventMap[K]) => unknown;
 type Sendable = string | Uint8Array | Blob;
 
 /** Close codes a script may send (WHATWG: 1000 or 3000–4999). */
@@ -167,42 +179,70 @@ export class WebSocket extends EventTarget {
     this.dispatchEvent(new CloseEvent('close', info));
   }
 
-  #getHandler(name: HandlerName): Handler {
-    return ((this.#handlers.get(name) as { handler?: Handler } | undefined)?.handler ?? null) as Handler;
+  override addEventListener<K extends keyof WebSocketEventMap>(
+    type: K,
+    listener: Listener<K>,
+    options?: boolean | AddEventListenerOptions,
+  ): void;
+  override addEventListener(
+    type: string,
+    listener: EventListenerOrEventListenerObject | null,
+    options?: boolean | AddEventListenerOptions,
+  ): void;
+  override addEventListener(type: string, listener: unknown, options?: boolean | AddEventListenerOptions): void {
+    super.addEventListener(type, listener as EventListenerOrEventListenerObject | null, options);
   }
 
-  #setHandler(name: HandlerName, fn: Handler): void {
+  override removeEventListener<K extends keyof WebSocketEventMap>(
+    type: K,
+    listener: Listener<K>,
+    options?: boolean | EventListenerOptions,
+  ): void;
+  override removeEventListener(
+    type: string,
+    listener: EventListenerOrEventListenerObject | null,
+    options?: boolean | EventListenerOptions,
+  ): void;
+  override removeEventListener(type: string, listener: unknown, options?: boolean | EventListenerOptions): void {
+    super.removeEventListener(type, listener as EventListenerOrEventListenerObject | null, options);
+  }
+
+  #getHandler<K extends HandlerName>(name: K): Handler<K> {
+    return ((this.#handlers.get(name) as { handler?: Handler<K> } | undefined)?.handler ?? null) as Handler<K>;
+  }
+
+  #setHandler<K extends HandlerName>(name: K, fn: Handler<K>): void {
     const old = this.#handlers.get(name);
     if (old !== undefined) this.removeEventListener(name, old);
     this.#handlers.delete(name);
     if (typeof fn !== 'function') return;
-    const listener = Object.assign((ev: Event) => fn.call(this, ev), { handler: fn });
+    const listener = Object.assign((ev: Event) => fn.call(this, ev as WebSocketEventMap[K]), { handler: fn });
     this.#handlers.set(name, listener);
     this.addEventListener(name, listener);
   }
 
-  get onopen(): Handler {
+  get onopen(): Handler<'open'> {
     return this.#getHandler('open');
   }
-  set onopen(fn: Handler) {
+  set onopen(fn: Handler<'open'>) {
     this.#setHandler('open', fn);
   }
-  get onmessage(): Handler {
+  get onmessage(): Handler<'message'> {
     return this.#getHandler('message');
   }
-  set onmessage(fn: Handler) {
+  set onmessage(fn: Handler<'message'>) {
     this.#setHandler('message', fn);
   }
-  get onerror(): Handler {
+  get onerror(): Handler<'error'> {
     return this.#getHandler('error');
   }
-  set onerror(fn: Handler) {
+  set onerror(fn: Handler<'error'>) {
     this.#setHandler('error', fn);
   }
-  get onclose(): Handler {
+  get onclose(): Handler<'close'> {
     return this.#getHandler('close');
   }
-  set onclose(fn: Handler) {
+  set onclose(fn: Handler<'close'>) {
     this.#setHandler('close', fn);
   }
 
