@@ -16,6 +16,8 @@ describe('WebSocket: opening', () => {
     const s = await server(onPeer, { protocol: (offered) => offered[1] });
     const ws = socket(s.ws + '/chat?room=1', ['one', 'two']);
     expect(ws.readyState).toBe(WebSocket.CONNECTING);
+    expect([ws.CONNECTING, ws.OPEN, ws.CLOSING, ws.CLOSED, WebSocket.CLOSED]).toEqual([0, 1, 2, 3, 3]);
+    expect(Object.keys(ws)).toEqual([]);
     expect(ws.url).toBe(`${s.ws}/chat?room=1`);
     expect(ws.protocol).toBe('');
     await opened(ws);

@@ -54,10 +54,11 @@ export class WebSocket extends EventTarget {
   static readonly OPEN = OPEN;
   static readonly CLOSING = CLOSING;
   static readonly CLOSED = CLOSED;
-  readonly CONNECTING = CONNECTING;
-  readonly OPEN = OPEN;
-  readonly CLOSING = CLOSING;
-  readonly CLOSED = CLOSED;
+  // On the prototype (below), as WebIDL constants are: not own properties of every socket.
+  declare readonly CONNECTING: typeof CONNECTING;
+  declare readonly OPEN: typeof OPEN;
+  declare readonly CLOSING: typeof CLOSING;
+  declare readonly CLOSED: typeof CLOSED;
 
   readonly #url: URL;
   readonly #conn: WebSocketConnection;
@@ -250,6 +251,10 @@ export class WebSocket extends EventTarget {
   static connectionOf(ws: WebSocket): WebSocketConnection {
     return ws.#conn;
   }
+}
+
+for (const [name, value] of Object.entries({ CONNECTING, OPEN, CLOSING, CLOSED })) {
+  Object.defineProperty(WebSocket.prototype, name, { value, enumerable: true });
 }
 
 /** WebIDL `[Clamp] unsigned short`. */
