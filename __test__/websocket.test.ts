@@ -33,6 +33,21 @@ describe('WebSocket: opening', () => {
     expect(Buffer.from(String(req.headers['sec-websocket-key']), 'base64')).toHaveLength(16);
   });
 
+  it('delivers a message the server sent in the same packet as its 101', async () => {
+    const { onPeer } = peerPromise();
+    const s = await server(onPeer, {
+      answer: (_req, accept) =>
+        Buffer.concat([
+          Buffer.from(`HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: ${accept}\r\n\r\n`),
+          frame(1, 'right away'),
+        ]),
+    });
+    const ws = socket(s.ws);
+    const next = inbox(ws);
+    await opened(ws);
+    expect((await next()).data).toBe('right away');
+  });
+
   it('takes the options object: protocols, dispatcher, headers', async () => {
     const { onPeer, peer } = peerPromise();
     const s = await server(onPeer, { protocol: (o) => o[0] });
