@@ -42,6 +42,9 @@ pub struct Codec {
     msg: Vec<u8>,
     msg_opcode: Option<u8>,
     msg_compressed: bool,
+    /// Bytes of an uncompressed text message already known to be valid UTF-8 (fragments are
+    /// checked as they arrive, so a bad one fails at once).
+    msg_valid: usize,
     inflated: Vec<u8>,
     max: usize,
     deflate: Option<DeflateParams>,
@@ -64,6 +67,7 @@ impl Codec {
             msg: Vec::new(),
             msg_opcode: None,
             msg_compressed: false,
+            msg_valid: 0,
             inflated: Vec::new(),
             max: max_message,
             inflater: deflate.as_ref().map(Inflater::new),
@@ -190,25 +194,37 @@ impl Codec {
             self.ctrl.clear();
         } else if h.fin {
             self.complete_message(None, sink);
+        } else if self.msg_opcode == Some(frame::TEXT) && !self.msg_compressed {
+            match std::str::from_utf8(&self.msg[self.msg_valid..]) {
+                Ok(_) => self.msg_valid = self.msg.len(),
+                // A character split across fragments: checked once the rest arrives.
+                Err(e) if e.error_len().is_none() => self.msg_valid += e.valid_up_to(),
+                Err(_) => self.fail(INVALID_DATA, "invalid UTF-8 in a text message", sink),
+            }
         }
     }
 
     /// `whole`: the message's payload when it never went through `msg`.
     fn complete_message(&mut self, whole: Option<&[u8]>, sink: &mut dyn Sink) {
         let text = self.msg_opcode.take() == Some(frame::TEXT);
+        let checked = std::mem::take(&mut self.msg_valid);
         let mut assembled = std::mem::take(&mut self.msg);
         let mut inflated = std::mem::take(&mut self.inflated);
         let mut payload: &[u8] = whole.unwrap_or(&assembled);
+        let mut unchecked = &payload[checked.min(payload.len())..];
         if std::mem::take(&mut self.msg_compressed) {
             let inflater = self.inflater.as_mut().expect("RSV1 is only accepted with permessage-deflate");
             inflated.clear();
             match inflater.inflate(payload, &mut inflated, self.max) {
-                Ok(()) => payload = &inflated,
+                Ok(()) => {
+                    payload = &inflated;
+                    unchecked = payload;
+                }
                 Err(InflateError::TooBig) => return self.fail(TOO_BIG, "message too big", sink),
                 Err(InflateError::Corrupt(_)) => return self.fail(INVALID_DATA, "invalid compressed data", sink),
             }
         }
-        if text && std::str::from_utf8(payload).is_err() {
+        if text && std::str::from_utf8(unchecked).is_err() {
             return self.fail(INVALID_DATA, "invalid UTF-8 in a text message", sink);
         }
         sink.message(text, payload);

@@ -250,6 +250,22 @@ fn bad_utf8_closes_with_1007() {
 }
 
 #[test]
+fn bad_utf8_in_a_fragment_fails_before_the_message_ends() {
+    let mut s = sf(false, false, frame::TEXT, &[b'o', 0xE2, 0x82]); // "o" + 2/3 of "€"
+    s.extend(sf(false, false, frame::CONTINUATION, &[0xAC, 0xFF])); // its last byte, then junk
+    fails(&plain, &s, 1007);
+    // Split characters across fragments stay valid.
+    let mut s = sf(false, false, frame::TEXT, &[0xE2]);
+    s.extend(sf(false, false, frame::CONTINUATION, &[0x82]));
+    s.extend(sf(true, false, frame::CONTINUATION, &[0xAC, b'!']));
+    assert_eq!(every_split(&plain, &s), vec![Ev::Text("€!".into())]);
+    // A character left unfinished by the last fragment is invalid.
+    let mut s = sf(false, false, frame::TEXT, b"ok");
+    s.extend(sf(true, false, frame::CONTINUATION, &[0xE2, 0x82]));
+    fails(&plain, &s, 1007);
+}
+
+#[test]
 fn oversized_messages_close_with_1009() {
     let small = || Codec::new(10, None);
     fails(&small, &sf(true, false, frame::BINARY, &[0; 11]), 1009);
