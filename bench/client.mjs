@@ -8,6 +8,8 @@
 //                 | ferro-fetch | undici-fetch (WHATWG fetch on the library's own Pool)
 //                 | ferro-bridged (ferro's request API over sockets from a custom connector)
 //                 | ferro-interceptors | undici-interceptors (request() through retry + redirect)
+//                 | ferro-websocket | undici-websocket (one WebSocket; a "request" is one echoed
+//                   message of expectBytes bytes, `concurrency` messages in flight)
 //   origin        e.g. http://127.0.0.1:12345 or https://127.0.0.1:12346
 //   caFile        for https origins: the CA that signed the server's certificate
 //   reset         every request on a new connection (reset: true; node-http: no keep-alive)
@@ -259,6 +261,45 @@ function nodeHttpContender() {
   };
 }
 
+// One WebSocket to the server's echo endpoint; issue() sends one message and completes when its echo
+// arrives (echoes come back in order on the one connection).
+async function websocketContender({ mod, lib }) {
+  const ws = new mod.WebSocket(cfg.origin.replace(/^http/, 'ws') + cfg.path);
+  ws.binaryType = 'arraybuffer';
+  await new Promise((resolve, reject) => {
+    ws.onopen = resolve;
+    ws.onerror = (e) => reject(e.error ?? new Error('WebSocket failed to open'));
+  });
+  const waiting = [];
+  let head = 0;
+  ws.onmessage = (e) => {
+    const cb = waiting[head];
+    waiting[head++] = undefined;
+    if (head > 4096 && head * 2 > waiting.length) {
+      waiting.splice(0, head);
+      head = 0;
+    }
+    cb?.(null, 200, e.data.byteLength);
+  };
+  ws.onclose = (e) => {
+    const err = new Error(`WebSocket closed (${e.code})`);
+    while (head < waiting.length) waiting[head++]?.(err);
+  };
+  const payload = Buffer.alloc(cfg.expectBytes, 120);
+  return {
+    lib,
+    issue(cb) {
+      waiting.push(cb);
+      ws.send(payload);
+    },
+    close: () =>
+      new Promise((resolve) => {
+        ws.onclose = resolve;
+        ws.close();
+      }),
+  };
+}
+
 async function makeContender(name) {
   switch (name) {
     case 'ferro-request':
@@ -281,6 +322,10 @@ async function makeContender(name) {
       return interceptorsContender(await loadFerro());
     case 'undici-interceptors':
       return interceptorsContender(await loadUndici());
+    case 'ferro-websocket':
+      return websocketContender(await loadFerro());
+    case 'undici-websocket':
+      return websocketContender(await loadUndici());
     default:
       throw new Error(`unknown contender: ${name}`);
   }

@@ -14,6 +14,7 @@
 //                                                            the *-interceptors pair are opt-in)
 //   --scenarios=a,b          subset of small,64k,https,h2,h2-64k,new-connections,
 //                            new-connections-no-resume,cache,latency,memory
+//                            ws-100,ws-64k (WebSocket echo: their own contenders ferro-/undici-websocket)
 //                                                            (env BENCH_SCENARIOS)
 //   --server-cpus=LIST       pin the server to these CPUs (taskset list, e.g. 0 or 0-7)
 //   --client-cpus=LIST       pin every client turn to these CPUs (e.g. 1 or 8,9)
@@ -44,8 +45,15 @@ const DEFAULT_CONTENDERS = [
 // fetch is measured where it is a throughput question; new connections and latency compare the transports.
 const FETCH_CONTENDERS = ['ferro-fetch', 'undici-fetch'];
 // ferro-bridged: ferro's request API over Node sockets from a custom connector (the bridged transport).
+const WEBSOCKET_CONTENDERS = ['ferro-websocket', 'undici-websocket'];
 // ferro-interceptors / undici-interceptors: request() through composed retry + redirect interceptors.
-const ALL_CONTENDERS = [...DEFAULT_CONTENDERS, 'ferro-bridged', 'ferro-interceptors', 'undici-interceptors'];
+const ALL_CONTENDERS = [
+  ...DEFAULT_CONTENDERS,
+  'ferro-bridged',
+  'ferro-interceptors',
+  'undici-interceptors',
+  ...WEBSOCKET_CONTENDERS,
+];
 // Each contender is compared with undici's same API.
 const BASELINE = {
   'ferro-request': 'undici-request',
@@ -58,6 +66,8 @@ const BASELINE = {
   'ferro-bridged': 'undici-request',
   'ferro-interceptors': 'undici-interceptors',
   'undici-interceptors': 'undici-interceptors',
+  'ferro-websocket': 'undici-websocket',
+  'undici-websocket': 'undici-websocket',
 };
 
 // ----------------------------------------------------------------------------------------- options
@@ -100,7 +110,7 @@ const opt = {
   scenarios: list(
     args.scenarios ??
       env.BENCH_SCENARIOS ??
-      'small,64k,https,h2,h2-64k,new-connections,new-connections-no-resume,cache,latency,memory',
+      'small,64k,https,h2,h2-64k,new-connections,new-connections-no-resume,cache,latency,memory,ws-100,ws-64k',
   ),
   serverCpus: cpuList(args['server-cpus'], 'server-cpus'),
   clientCpus: cpuList(args['client-cpus'], 'client-cpus'),
@@ -129,6 +139,7 @@ const NEW_CONNECTIONS = {
   path: '/small',
   expectBytes: 12,
 };
+const WEBSOCKET = { mode: 'throughput', concurrency: 16, connections: 1, pipelining: 1, path: '/ws', contenders: WEBSOCKET_CONTENDERS };
 // The https server's certificate (localhost, 127.0.0.1) is signed by the test CA.
 const CA_FILE = path.join(ROOT, '__test__', 'fixtures', 'tls', 'ca.pem');
 const SCENARIOS = {
@@ -160,6 +171,9 @@ const SCENARIOS = {
     yieldEach: true,
     title: 'one cacheable URL through interceptors.cache()',
   },
+  // WebSocket echo on one connection, 16 messages in flight: "req/s" is echoed messages per second.
+  'ws-100': { ...WEBSOCKET, expectBytes: 100, title: 'WebSocket echo, 100 B messages' },
+  'ws-64k': { ...WEBSOCKET, expectBytes: 65536, title: 'WebSocket echo, 64 KiB messages' },
   latency: {
     mode: 'latency',
     noFetch: true,
@@ -172,6 +186,15 @@ const SCENARIOS = {
   },
 };
 for (const s of opt.scenarios) if (!SCENARIOS[s]) throw new Error(`unknown scenario ${s}`);
+
+/** A scenario's own contenders (WebSocket echo) or the ones chosen for the run. */
+// A scenario's own contenders (WebSocket), or the run's, less those it leaves out.
+function contendersOf(sc) {
+  return (
+    sc.contenders ??
+    opt.contenders.filter((c) => !(FETCH_CONTENDERS.includes(c) && sc.noFetch) && !(c === 'node-http' && sc.noNode))
+  );
+}
 
 // undici 8 needs Node >= 22.19; older Node gets the undici7 alias.
 function nodeAtLeast(major, minor) {
@@ -449,9 +472,7 @@ async function main() {
   const results = {};
   for (const name of opt.scenarios) {
     const sc = SCENARIOS[name];
-    const contenders = opt.contenders.filter(
-      (c) => !(FETCH_CONTENDERS.includes(c) && sc.noFetch) && !(c === 'node-http' && sc.noNode),
-    );
+    const contenders = contendersOf(sc);
     const rounds = Object.fromEntries(contenders.map((c) => [c, []]));
     for (let round = 0; round < opt.rounds; round++) {
       // Rotate the order each round so no contender always runs first or last.

@@ -3,6 +3,7 @@
 //
 //   GET /small  -> 200, 12-byte text body with content-length
 //   GET /64k    -> 200, 65536-byte body (precomputed Buffer) with content-length
+//   GET /ws     -> WebSocket upgrade (plain http server): echoes every message (no extensions)
 //
 // When forked with an IPC channel it sends { type: 'ready', port, httpsPort } to the parent and answers
 // { type: 'cpu', id } with { type: 'cpu', id, usage } (its own process.cpuUsage()), so the parent can
@@ -16,6 +17,7 @@ import fs from 'node:fs';
 import http from 'node:http';
 import https from 'node:https';
 import http2 from 'node:http2';
+import { acceptWebSocketEcho } from './ws-echo.mjs';
 
 const SMALL = Buffer.from('hello world\n', 'latin1'); // 12 bytes
 const BIG = Buffer.alloc(65536);
@@ -112,6 +114,8 @@ async function runServer() {
     s.maxRequestsPerSocket = 0; // unlimited requests per connection
     // headersTimeout / requestTimeout: Node defaults.
   }
+
+  server.on('upgrade', acceptWebSocketEcho);
 
   const listen = (s, port) => new Promise((resolve) => s.listen(port, '127.0.0.1', () => resolve(s.address().port)));
   const port = await listen(server, Number(process.argv[2] ?? 0));

@@ -5,3 +5,4 @@
 mod binding;
 mod queue;
 mod tls_config;
+mod websocket;

@@ -42,3 +42,6 @@ export type { CacheInterceptorOptions, DeduplicateInterceptorOptions, PendingReq
 export { cacheStores } from './cache/index.js';
 export type { CacheStore, CacheKey, CacheValue, GetResult, CacheControlDirectives, CacheMethods, MemoryCacheStoreOpts, SqliteCacheStoreOpts } from './cache/index.js';
 export { publishUndiciChannels } from './core/diagnostics.js';
+export { WebSocket, ping, type WebSocketInit, type BinaryType, type WebSocketEventMap } from './websocket/websocket.js';
+export { MessageEvent, CloseEvent, ErrorEvent } from './websocket/events.js';
+export { WebSocketStream, WebSocketError, type WebSocketStreamOptions, type WebSocketCloseInfo, type WebSocketOpenInfo } from './websocket/stream.js';

@@ -18,6 +18,9 @@ import {
   getGlobalDispatcher,
   request,
   setGlobalDispatcher,
+  WebSocket,
+  WebSocketStream,
+  ping,
 } from 'lib-under-test';
 import { Writable, Readable } from 'node:stream';
 
@@ -163,4 +166,31 @@ export async function interceptorUsage(origin: string): Promise<number> {
   const follow = RedirectHandler.buildDispatch(agent, 2);
   follow(opts, inner);
   return statusCode;
+}
+
+export function websockets(): WebSocket {
+  const ws = new WebSocket('ws://localhost:3000/chat', { protocols: ['chat'], dispatcher: new Agent(), headers: { 'x-a': 'b' } });
+  ws.binaryType = 'arraybuffer';
+  ws.onopen = () => ws.send(JSON.stringify({ hello: 'world' }));
+  ws.onmessage = (e) => {
+    const data: unknown = typeof e.data === 'string' ? JSON.parse(e.data) : new Uint8Array(e.data);
+    if (ws.bufferedAmount === 0 && data !== null) ws.send(new Uint8Array([1, 2]));
+  };
+  ws.addEventListener('close', (e) => console.log(e.code, e.reason, e.wasClean));
+  ws.addEventListener('error', (e) => console.log(e.error.message));
+  ping(ws, Buffer.from('still there?'));
+  if (ws.readyState === WebSocket.OPEN) ws.close(1000, 'done');
+  return ws;
+}
+
+export async function websocketStreams(): Promise<void> {
+  const wss = new WebSocketStream('ws://localhost:3000', { protocols: 'chat', signal: AbortSignal.timeout(1000) });
+  const { readable, writable, protocol } = await wss.opened;
+  const writer = writable.getWriter();
+  await writer.write(protocol);
+  const { value } = await readable.getReader().read();
+  console.log(value);
+  wss.close({ closeCode: 1000, reason: 'bye' });
+  const { closeCode, reason } = await wss.closed;
+  console.log(closeCode, reason);
 }

@@ -1,6 +1,7 @@
 // A small local server the examples talk to (so every example runs as it is).
 import { createServer } from 'node:http';
 import { once } from 'node:events';
+import { acceptWebSocketEcho } from '../../bench/ws-echo.mjs';
 
 export async function startServer() {
   const server = createServer((req, res) => {
@@ -11,7 +12,9 @@ export async function startServer() {
     if (req.url === '/echo') return req.pipe(res);
     res.end(`you asked for ${req.method} ${req.url}`);
   });
-  server.on('upgrade', (req, socket) => {
+  server.on('upgrade', (req, socket, head) => {
+    // WebSocket handshakes get a WebSocket echo; any other upgrade a raw byte echo.
+    if (req.headers.upgrade?.toLowerCase() === 'websocket') return acceptWebSocketEcho(req, socket, head);
     socket.write('HTTP/1.1 101 Switching Protocols\r\nConnection: upgrade\r\nUpgrade: echo\r\n\r\n');
     socket.on('data', (d) => socket.write(d));
     socket.on('end', () => socket.end());

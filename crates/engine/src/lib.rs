@@ -9,6 +9,7 @@ pub mod h2;
 pub mod pool;
 pub mod request;
 pub mod transport;
+pub mod ws;
 
 pub use engine::{Engine, EventSink};
 pub use error::ErrorCode;

@@ -1,0 +1,85 @@
+// The engine's WebSocket codec (src/websocket.rs) as JS sees it, and the decoder of the packed
+// events its `feed` returns.
+import { binding } from '../native/binding.js';
+
+export interface NativeWebSocket {
+  feed(chunk: Buffer): Buffer;
+  text(data: string): Buffer | null;
+  binary(data: Uint8Array): Buffer | null;
+  ping(pong: boolean, data: Uint8Array): Buffer | null;
+  close(code: number, reason: string): Buffer | null;
+  readonly closedCleanly: boolean;
+}
+
+interface WebSocketBinding {
+  NativeWebSocket: new (extensions: string, maxMessage: number) => NativeWebSocket;
+  websocketExtensionOffer(): string;
+}
+
+const native = binding as unknown as WebSocketBinding;
+
+/** The codec for a connection whose server answered `extensions`; throws if they are unacceptable. */
+export function createCodec(extensions: string, maxMessage: number): NativeWebSocket {
+  return new native.NativeWebSocket(extensions, maxMessage);
+}
+
+/** The `Sec-WebSocket-Extensions` offer (permessage-deflate, as browsers send it). */
+export const extensionOffer: string = native.websocketExtensionOffer();
+
+/** Where decoded events go, in the order the server sent them. */
+export interface CodecSink {
+  onMessage(data: string | Buffer): void;
+  onPing(data: Buffer): void;
+  onPong(data: Buffer): void;
+  /** The server's close frame; `code` 1005 when it carried none. */
+  onCloseFrame(code: number, reason: string): void;
+  /** Bytes the codec wants written (pong replies, close frames). */
+  onWrite(bytes: Buffer): void;
+  /** We failed the connection with close `code` (a close frame with it went out). */
+  onFail(code: number, reason: string): void;
+}
+
+const TEXT = 1;
+const BINARY = 2;
+const PING = 3;
+const PONG = 4;
+const CLOSE = 5;
+const WRITE = 6;
+const FAIL = 7;
+
+/** Routes one `feed` result (`kind u8 | length u32 LE | payload`…) to `sink`. */
+export function decodeEvents(batch: Buffer, sink: CodecSink): void {
+  let o = 0;
+  while (o < batch.length) {
+    const kind = batch[o]!;
+    const len = batch.readUInt32LE(o + 1);
+    const start = o + 5;
+    const end = start + len;
+    o = end;
+    switch (kind) {
+      case TEXT:
+        sink.onMessage(batch.toString('utf8', start, end));
+        break;
+      case BINARY:
+        sink.onMessage(batch.subarray(start, end));
+        break;
+      case PING:
+        sink.onPing(batch.subarray(start, end));
+        break;
+      case PONG:
+        sink.onPong(batch.subarray(start, end));
+        break;
+      case CLOSE: {
+        const code = batch.readUInt16LE(start);
+        sink.onCloseFrame(code === 0 ? 1005 : code, batch.toString('utf8', start + 2, end));
+        break;
+      }
+      case WRITE:
+        sink.onWrite(batch.subarray(start, end));
+        break;
+      case FAIL:
+        sink.onFail(batch.readUInt16LE(start), batch.toString('utf8', start + 2, end));
+        break;
+    }
+  }
+}
