@@ -2,6 +2,7 @@
 // the frames it makes, keeps `bufferedAmount`, and runs the closing handshake to the final close.
 // Both WebSocket and WebSocketStream sit on this.
 import type { Duplex } from 'node:stream';
+import { hasSubscribers, publish } from '../core/diagnostics.js';
 import type { Dispatcher } from '../dispatcher/dispatcher.js';
 import { openHandshake } from './handshake.js';
 import { createCodec, decodeEvents, type CodecSink, type NativeWebSocket } from './native.js';
@@ -14,8 +15,6 @@ export const CLOSED = 3;
 /** How long to wait for the server to finish the closing handshake before dropping the socket. */
 const CLOSE_TIMEOUT_MS = 30_000;
 
-// DEBUG HOOK — the lead wires this to ts/core/debug.ts (NODE_DEBUG=websocket, prefix WEBSOCKET).
-function debugWebSocket(_message: string): void {}
 
 export interface CloseInfo {
   wasClean: boolean;
@@ -52,9 +51,11 @@ export class WebSocketConnection implements CodecSink {
   #error: Error | null = null;
   #timer: NodeJS.Timeout | null = null;
   readonly #maxMessageSize: number;
+  readonly #url: string;
 
   constructor(opts: ConnectionOptions, host: ConnectionHost) {
     this.#host = host;
+    this.#url = opts.url.href;
     this.#maxMessageSize = opts.maxMessageSize;
     this.#abortHandshake = openHandshake(opts, (err, result) => {
       this.#abortHandshake = null;
@@ -76,7 +77,16 @@ export class WebSocketConnection implements CodecSink {
       }
       this.#attach(result.socket);
       this.readyState = OPEN;
-      debugWebSocket(`connection opened ${(result.socket as { remoteAddress?: string }).remoteAddress ?? ''}`);
+      // The lib:websocket channels (and through them NODE_DEBUG=websocket's WEBSOCKET lines).
+      if (hasSubscribers('websocket:open')) {
+        const s = result.socket as { remoteAddress?: string; remotePort?: number; remoteFamily?: string };
+        publish('websocket:open', {
+          address: s.remoteAddress == null ? null : { address: s.remoteAddress, port: s.remotePort, family: s.remoteFamily },
+          protocol: result.protocol,
+          extensions: result.extensions,
+          websocket: { url: this.#url },
+        });
+      }
       host.onOpen(result.protocol, result.extensions);
     });
   }
@@ -171,6 +181,10 @@ export class WebSocketConnection implements CodecSink {
     const info: CloseInfo =
       received === null ? { wasClean: false, code: 1006, reason: '' } : { wasClean, code: received.code, reason: received.reason };
     const why = error ?? this.#error ?? (received === null ? new TypeError('WebSocket connection closed abnormally') : null);
+    if (why !== null && info.code === 1006 && hasSubscribers('websocket:socket_error')) publish('websocket:socket_error', why);
+    if (hasSubscribers('websocket:close')) {
+      publish('websocket:close', { websocket: { url: this.#url }, code: info.code, reason: info.reason });
+    }
     this.#host.onClose(info, why);
   }
 
@@ -179,9 +193,11 @@ export class WebSocketConnection implements CodecSink {
     this.#host.onMessage(data);
   }
   onPing(data: Buffer): void {
+    if (hasSubscribers('websocket:ping')) publish('websocket:ping', { payload: data, websocket: { url: this.#url } });
     this.#host.onPing(data);
   }
   onPong(data: Buffer): void {
+    if (hasSubscribers('websocket:pong')) publish('websocket:pong', { payload: data, websocket: { url: this.#url } });
     this.#host.onPong(data);
   }
   onCloseFrame(code: number, reason: string): void {

@@ -2,6 +2,7 @@
 // subprotocol validation, the upgrade request dispatched on any ferro dispatcher, and the checks
 // of the server's 101 answer.
 import { createHash, randomBytes } from 'node:crypto';
+import { kDebugScope } from '../core/diagnostics.js';
 import type { Duplex } from 'node:stream';
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Dispatcher } from '../dispatcher/dispatcher.js';
@@ -142,7 +143,8 @@ export function openHandshake(h: Handshake, settle: Settle): (reason: Error) => 
   const origin = `${h.url.protocol === 'wss:' ? 'https:' : 'http:'}//${h.url.host}`;
   try {
     h.dispatcher.dispatch(
-      { origin, path: h.url.pathname + h.url.search, method: 'GET', headers, upgrade: 'websocket', body: null },
+      // kDebugScope: the handshake's own request lines print under NODE_DEBUG=websocket.
+      { origin, path: h.url.pathname + h.url.search, method: 'GET', headers, upgrade: 'websocket', body: null, [kDebugScope]: 'websocket' },
       handler,
     );
   } catch (err) {
