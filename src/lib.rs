@@ -3,5 +3,6 @@
 #![deny(clippy::all)]
 
 mod binding;
+mod decoder;
 mod queue;
 mod tls_config;

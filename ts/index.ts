@@ -32,3 +32,5 @@ export type { SnapshotEntry, SnapshotRecord, SnapshotRequest, SnapshotResponse, 
 export { BalancedPool, type BalancedPoolOptions } from './dispatcher/balanced-pool.js';
 export type { PoolStats } from './dispatcher/stats.js';
 export { buildConnector, type Connector, type ConnectorBuildOptions, type ConnectorOptions, type ConnectorCallback } from './core/connector.js';
+export { interceptors } from './interceptor/index.js';
+export type * from './interceptor/index.js';

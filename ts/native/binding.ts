@@ -82,8 +82,17 @@ export interface NativeEngine {
   close(): void;
 }
 
+/** One body's content decoder (src/decoder.rs); each call returns at most 64 KiB, null: none ready. */
+export interface NativeDecoder {
+  write(chunk: Buffer): Buffer | null;
+  read(): Buffer | null;
+  finish(): Buffer | null;
+}
+
 export interface NativeBinding {
   NativeEngine: new (onEvents: (batch: Buffer) => void, workers?: number) => NativeEngine;
+  /** Null when the body passes as it is; throws (code DECODE_TOO_MANY_CODINGS) on a hostile list. */
+  createDecoder(contentEncoding: string, maxSize: number, lenient: boolean): NativeDecoder | null;
 }
 
 function isMusl(): boolean {

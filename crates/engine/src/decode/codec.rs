@@ -15,7 +15,7 @@ pub struct Step {
 /// 8 MiB (2^23), which also bounds a hostile frame's memory.
 pub const ZSTD_WINDOW_LOG_MAX: u32 = 23;
 
-enum Flate {
+pub(super) enum Flate {
     /// `deflate` before its first byte: zlib-wrapped (RFC 9110) or raw (what some servers send).
     Undecided,
     Zlib(Decompress),
@@ -23,7 +23,7 @@ enum Flate {
     Gzip(Decompress),
 }
 
-pub enum Codec {
+pub(super) enum Codec {
     Flate { z: Flate, ended: bool },
     Brotli { state: Box<BrotliState<StandardAlloc, StandardAlloc, StandardAlloc>>, ended: bool },
     Zstd { z: Box<zstd::stream::raw::Decoder<'static>>, ended: bool, started: bool },
