@@ -2,6 +2,7 @@
 //! owns a [`Engine`] and moves its packed events to JavaScript.
 pub mod conn;
 pub mod decode;
+pub mod dns;
 pub mod engine;
 pub mod error;
 pub mod events;
