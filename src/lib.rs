@@ -4,5 +4,6 @@
 
 mod binding;
 mod decoder;
+mod dns;
 mod queue;
 mod tls_config;
