@@ -2,6 +2,8 @@
 // fallback, custom pick and storage, per-request overrides, lookup errors, and the engine's own
 // resolver (getaddrinfo off the JS thread, one cache for the process).
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { createServer as createHttpsServer } from 'node:https';
+import { readFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { once } from 'node:events';
 import type { AddressInfo } from 'node:net';
@@ -203,6 +205,28 @@ describe('custom pick, storage and per-request options', () => {
     expect(await get(d, `http://fake.test:${srv.port}`, { dns: { lookup: mine.lookup } })).toBe('hello from 127.0.0.1');
     expect(base.calls).toEqual([]);
     expect(mine.calls).toEqual(['fake.test']);
+  });
+});
+
+describe('TLS', () => {
+  it('verifies and sends SNI for the name while connecting to the picked address', async () => {
+    const tls = (name: string): string => readFileSync(new URL(`./fixtures/tls/${name}`, import.meta.url), 'utf8');
+    let sni: string | undefined;
+    const server = createHttpsServer({ cert: tls('other.pem'), key: tls('other.key') }, (req, res) => {
+      sni = (req.socket as import('node:tls').TLSSocket).servername || undefined;
+      res.end(`secure ${req.headers.host}`);
+    });
+    server.listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    cleanup.push(() => new Promise<void>((r) => server.close(() => r())));
+    server.on('secureConnection', (s) => cleanup.push(() => void s.destroy()));
+    const port = (server.address() as AddressInfo).port;
+    const agent = new Agent({ connect: { ca: tls('ca.pem') } });
+    cleanup.push(() => agent.destroy());
+    // other.pem names only other.test: verifying 127.0.0.1 instead would fail.
+    const d = agent.compose(interceptors.dns({ lookup: counting([{ address: '127.0.0.1', family: 4 }]).lookup }));
+    expect(await get(d, `https://other.test:${port}`)).toBe(`secure other.test:${port}`);
+    expect(sni).toBe('other.test');
   });
 });
 
