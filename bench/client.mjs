@@ -12,6 +12,8 @@
 //   maxCachedSessions   TLS sessions kept (null: the library's default; 0: no resumption)
 //   path          /small or /64k
 //   expectBytes   exact body length; anything else counts as an error
+//   interceptor   'decompress' | 'dns' | null: the dispatcher is composed with that interceptor
+//   agent         use an Agent (requests carry the origin) instead of a Pool bound to it
 //   mode          'throughput' (keep `concurrency` requests in flight for a time window)
 //                 'latency'    (one request at a time, `requests` timed requests)
 //   concurrency, connections, pipelining
@@ -93,12 +95,25 @@ function poolOptions() {
   return { connections: cfg.connections, pipelining: cfg.pipelining, ...(tls ? { connect: tls } : null) };
 }
 
-const requestOptions = () => ({ path: cfg.path, method: 'GET', ...(cfg.reset ? { reset: true } : null) });
+const requestOptions = () => ({
+  path: cfg.path,
+  method: 'GET',
+  ...(cfg.agent ? { origin: cfg.origin } : null),
+  ...(cfg.reset ? { reset: true } : null),
+});
+
+// The dispatcher a contender drives: a Pool (or an Agent), composed with the scenario's interceptor.
+function makeDispatcher(mod, extra = {}) {
+  const opts = { ...poolOptions(), ...extra };
+  const base = cfg.agent ? new mod.Agent(opts) : new mod.Pool(cfg.origin, opts);
+  const composed = cfg.interceptor ? base.compose(mod.interceptors[cfg.interceptor]()) : base;
+  return { dispatcher: composed, close: () => base.close() };
+}
 
 // What users write: await the response, then read the whole body. arrayBuffer() reads every byte
 // without a text decode, so the 64 KiB case measures transport and not UTF-8 decoding.
 function requestContender({ mod, lib }, extra = {}) {
-  const pool = new mod.Pool(cfg.origin, { ...poolOptions(), ...extra });
+  const { dispatcher: pool, close } = makeDispatcher(mod, extra);
   const opts = requestOptions();
   async function one() {
     const { statusCode, body } = await pool.request(opts);
@@ -113,7 +128,7 @@ function requestContender({ mod, lib }, extra = {}) {
         (err) => cb(err),
       );
     },
-    close: () => pool.close(),
+    close,
   };
 }
 
@@ -144,7 +159,7 @@ class CountingHandler {
 }
 
 function dispatchContender({ mod, lib }) {
-  const pool = new mod.Pool(cfg.origin, poolOptions());
+  const { dispatcher: pool, close } = makeDispatcher(mod);
   const opts = { origin: cfg.origin, ...requestOptions() };
   return {
     lib,
@@ -156,7 +171,7 @@ function dispatchContender({ mod, lib }) {
         cb(err);
       }
     },
-    close: () => pool.close(),
+    close,
   };
 }
 

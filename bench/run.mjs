@@ -11,8 +11,8 @@
 //   --rounds=N               rounds per scenario             (env BENCH_ROUNDS, default 2)
 //   --latency-requests=N     timed requests, latency mode    (env BENCH_LATENCY_REQUESTS, default 3000)
 //   --contenders=a,b         subset of contenders            (env BENCH_CONTENDERS; ferro-bridged is opt-in)
-//   --scenarios=a,b          subset of small,64k,https,new-connections,new-connections-no-resume,latency
-//                                                            (env BENCH_SCENARIOS)
+//   --scenarios=a,b          subset of small,64k,https,new-connections,new-connections-no-resume,latency,
+//                            decompress-gzip,decompress-br,dns,dns-off  (env BENCH_SCENARIOS)
 // Environment only:
 //   BENCH_FERRO=path         ferro entry module to load instead of dist/index.js
 import { fork } from 'node:child_process';
@@ -77,7 +77,11 @@ const opt = {
     num(args['latency-requests'] ?? env.BENCH_LATENCY_REQUESTS ?? (quick ? 500 : 3000), 'latency-requests'),
   ),
   contenders: list(args.contenders ?? env.BENCH_CONTENDERS ?? DEFAULT_CONTENDERS.join(',')),
-  scenarios: list(args.scenarios ?? env.BENCH_SCENARIOS ?? 'small,64k,https,new-connections,new-connections-no-resume,latency'),
+  scenarios: list(
+    args.scenarios ??
+      env.BENCH_SCENARIOS ??
+      'small,64k,https,new-connections,new-connections-no-resume,latency,decompress-gzip,decompress-br,dns,dns-off',
+  ),
 };
 for (const c of opt.contenders) if (!ALL_CONTENDERS.includes(c)) throw new Error(`unknown contender ${c}`);
 
@@ -106,6 +110,30 @@ const SCENARIOS = {
     maxCachedSessions: 0,
     title: 'a new TLS connection per request, maxCachedSessions: 0',
   },
+  // 1 MiB decoded bodies through interceptors.decompress: 10 in flight on 10 connections.
+  'decompress-gzip': {
+    ...THROUGHPUT,
+    concurrency: 10,
+    connections: 10,
+    pipelining: 1,
+    interceptor: 'decompress',
+    path: '/gzip-1m',
+    expectBytes: 1024 * 1024,
+    title: '1 MiB gzip body through decompress',
+  },
+  'decompress-br': {
+    ...THROUGHPUT,
+    concurrency: 10,
+    connections: 10,
+    pipelining: 1,
+    interceptor: 'decompress',
+    path: '/br-1m',
+    expectBytes: 1024 * 1024,
+    title: '1 MiB br body through decompress',
+  },
+  // An Agent to http://localhost:<port>, with interceptors.dns and without.
+  dns: { ...THROUGHPUT, agent: true, host: 'localhost', interceptor: 'dns', path: '/small', expectBytes: 12, title: 'localhost through dns' },
+  'dns-off': { ...THROUGHPUT, agent: true, host: 'localhost', path: '/small', expectBytes: 12, title: 'localhost without dns' },
   latency: {
     mode: 'latency',
     concurrency: 1,
@@ -280,21 +308,22 @@ function errorCell(r) {
 
 function throughputTable(results) {
   const lines = [
-    '| scenario | contender | req/s | CPU µs/req | req/s vs undici | CPU vs undici |',
-    '|---|---|---:|---:|---:|---:|',
+    '| scenario | contender | req/s | MB/s (decoded body) | CPU µs/req | req/s vs undici | CPU vs undici |',
+    '|---|---|---:|---:|---:|---:|---:|',
   ];
   for (const [name, sc] of Object.entries(results)) {
     if (SCENARIOS[name].mode !== 'throughput') continue;
     for (const c of opt.contenders) {
       const r = sc.median[c];
+      if (r === null && sc.rounds[c].length === 0) continue; // did not take part
       if (!r?.ok) {
-        lines.push(`| ${name} | ${c} | ${errorCell(r)} | | | |`);
+        lines.push(`| ${name} | ${c} | ${errorCell(r)} | | | | |`);
         continue;
       }
       const base = sc.median[BASELINE[c]];
       const b = base?.ok ? base : null;
       lines.push(
-        `| ${name} | ${c} | ${fmtInt(r.reqPerSec)} | ${fmt1(r.cpuUsPerReq)} | ${ratio(r.reqPerSec, b?.reqPerSec)} | ${ratio(r.cpuUsPerReq, b?.cpuUsPerReq)} |`,
+        `| ${name} | ${c} | ${fmtInt(r.reqPerSec)} | ${fmt1((r.reqPerSec * SCENARIOS[name].expectBytes) / 1e6)} | ${fmt1(r.cpuUsPerReq)} | ${ratio(r.reqPerSec, b?.reqPerSec)} | ${ratio(r.cpuUsPerReq, b?.cpuUsPerReq)} |`,
       );
     }
   }
@@ -369,10 +398,13 @@ async function main() {
       // Rotate the order each round so no contender always runs first or last.
       const k = round % opt.contenders.length;
       const order = [...opt.contenders.slice(k), ...opt.contenders.slice(0, k)];
-      for (const contender of order) {
+      // node:http has no interceptors: it sits out the interceptor scenarios.
+      for (const contender of order.filter((c) => !(sc.interceptor && c === 'node-http'))) {
         const cfg = {
           contender,
-          origin: sc.secure ? secureOrigin : origin,
+          origin: sc.secure ? secureOrigin : sc.host ? origin.replace('127.0.0.1', sc.host) : origin,
+          interceptor: sc.interceptor ?? null,
+          agent: sc.agent === true,
           caFile: sc.secure ? CA_FILE : null,
           reset: sc.reset === true,
           maxCachedSessions: sc.maxCachedSessions ?? null,

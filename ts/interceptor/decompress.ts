@@ -115,13 +115,25 @@ class DecompressHandler implements DispatchHandler, DispatchController {
   pause(): void {
     if (this.#paused) return;
     this.#paused = true;
-    this.#upstream?.pause();
+    // Undecoded bodies pause the socket at once. Decoded ones pause it only when compressed bytes
+    // arrive while paused: a reader that pauses after each chunk and resumes in the same tick (the
+    // body stream does) then costs no round trip to the engine.
+    if (this.#decoder === null) this.#pauseUpstream();
   }
   resume(): void {
     if (!this.#paused) return;
     this.#paused = false;
     if (this.#decoder !== null && (this.#pending || this.#inputEnded)) this.#pump(null, true);
-    if (!this.#paused && !this.#terminated) this.#upstream?.resume();
+    if (!this.#paused && this.#upstreamPaused && !this.#terminated) {
+      this.#upstreamPaused = false;
+      this.#upstream?.resume();
+    }
+  }
+  #upstreamPaused = false;
+  #pauseUpstream(): void {
+    if (this.#upstreamPaused) return;
+    this.#upstreamPaused = true;
+    this.#upstream?.pause();
   }
 
   // The dispatcher's side.
@@ -168,6 +180,7 @@ class DecompressHandler implements DispatchHandler, DispatchController {
     if (this.#paused || this.#held.length > 0) {
       if (out !== null) this.#held.push(out);
       this.#pending = true;
+      this.#pauseUpstream();
       return;
     }
     this.#pump(out, false);
