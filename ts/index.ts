@@ -34,3 +34,4 @@ export type { PoolStats } from './dispatcher/stats.js';
 export { buildConnector, type Connector, type ConnectorBuildOptions, type ConnectorOptions, type ConnectorCallback } from './core/connector.js';
 export { interceptors } from './interceptor/index.js';
 export type * from './interceptor/index.js';
+export { ContentDecodingError } from './native/decoder.js';
