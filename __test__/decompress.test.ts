@@ -293,6 +293,10 @@ describe('streaming', () => {
     const body = Buffer.concat(rec.chunks);
     expect(body.length).toBe(10 * piece.length);
     expect(body.equals(Buffer.concat(Array(10).fill(piece)))).toBe(true);
+    // The controller's raw headers agree with the headers handed over.
+    const raw = rec.controller().rawHeaders!.map((b) => b.toString('latin1').toLowerCase());
+    expect(raw).not.toContain('content-encoding');
+    expect(raw).toContain('date');
     // Output comes in bounded steps, never one huge buffer.
     expect(Math.max(...rec.chunks.map((c) => c.length))).toBeLessThanOrEqual(64 * 1024);
   });

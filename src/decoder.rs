@@ -47,6 +47,8 @@ impl NativeDecoder {
 /// A decoder for a `content-encoding` value, or null when the body is to be passed on as it is
 /// (no coding, or one this engine does not know). `maxSize` <= 0: no limit. `lenient`: a stream
 /// cut short ends the body instead of failing it (fetch, as browsers do).
+// Only JS calls it (the napi registration is absent from test builds).
+#[cfg_attr(test, allow(dead_code))]
 #[napi(catch_unwind)]
 pub fn create_decoder(content_encoding: String, max_size: f64, lenient: bool) -> std::result::Result<Option<NativeDecoder>, Error<String>> {
     let Some(codings) = parse_content_encoding(&content_encoding).map_err(to_js)? else {

@@ -99,7 +99,15 @@ class DecompressHandler implements DispatchHandler, DispatchController {
     return this.#upstream?.reason ?? null;
   }
   get rawHeaders(): Buffer[] | null {
-    return this.#upstream?.rawHeaders ?? null;
+    const raw = this.#upstream?.rawHeaders ?? null;
+    if (raw === null || this.#decoder === null) return raw;
+    // The raw list agrees with the headers the handler got: no coding, no length.
+    const out: Buffer[] = [];
+    for (let i = 0; i + 1 < raw.length; i += 2) {
+      const name = raw[i]!.toString('latin1').toLowerCase();
+      if (name !== 'content-encoding' && name !== 'content-length') out.push(raw[i]!, raw[i + 1]!);
+    }
+    return out;
   }
   get rawTrailers(): Buffer[] | null {
     return this.#upstream?.rawTrailers ?? null;

@@ -36,8 +36,10 @@ fn zstd_enc(data: &[u8]) -> Vec<u8> {
     zstd::stream::encode_all(data, 3).unwrap()
 }
 
+type Encode = fn(&[u8]) -> Vec<u8>;
+
 /// Every coding (by header name) with its encoder.
-fn encoders() -> Vec<(&'static str, fn(&[u8]) -> Vec<u8>)> {
+fn encoders() -> Vec<(&'static str, Encode)> {
     vec![
         ("gzip", gzip),
         ("x-gzip", gzip),
