@@ -221,8 +221,8 @@ describe('corrupt and truncated bodies', () => {
   });
 
   it('a decompression bomb stops at maxSize with ResponseExceededMaxSizeError', async () => {
-    const bomb = zlib.gzipSync(Buffer.alloc(200 * 1024 * 1024), { level: 9 });
-    expect(bomb.length).toBeLessThan(300 * 1024);
+    const bomb = zlib.gzipSync(Buffer.alloc(64 * 1024 * 1024));
+    expect(bomb.length).toBeLessThan(100 * 1024);
     const srv = await serve((_req, res) => {
       res.writeHead(200, { 'content-encoding': 'gzip' });
       res.end(bomb);

@@ -230,6 +230,22 @@ describe('TLS', () => {
   });
 });
 
+describe('per-request family options', () => {
+  it('dns.affinity and dns.dualStack on the request pick the family', async () => {
+    const v4 = await serveOn('127.0.0.1');
+    const v6 = await serveOn('::1', v4.port);
+    const records: DNSInterceptorRecord[] = [
+      { address: '127.0.0.1', family: 4 },
+      { address: '::1', family: 6 },
+    ];
+    const d = composed({ lookup: counting(records).lookup, dualStack: false, affinity: 4 });
+    const origin = `http://fake.test:${v4.port}`;
+    expect(await get(d, origin, { dns: { affinity: 6 } })).toBe('hello from ::1');
+    expect(await get(d, origin)).toBe('hello from 127.0.0.1');
+    expect(v6.seen.length).toBe(1);
+  });
+});
+
 describe('errors', () => {
   it('a lookup error reaches the request', async () => {
     const failure = Object.assign(new Error('getaddrinfo ENOTFOUND fake.test'), { code: 'ENOTFOUND' });

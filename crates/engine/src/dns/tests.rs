@@ -83,3 +83,13 @@ async fn all_failing_returns_the_last_error() {
     let e = race("none.test", &[v4(1)], port, Duration::from_millis(10)).await.unwrap_err();
     assert_eq!(e.kind(), std::io::ErrorKind::ConnectionRefused);
 }
+
+#[tokio::test]
+async fn a_refused_ipv4_falls_back_to_ipv6() {
+    // Only ::1 listens (skip where the machine has no IPv6 loopback).
+    let Ok(listener) = tokio::net::TcpListener::bind("[::1]:0").await else { return };
+    let port = listener.local_addr().unwrap().port();
+    let order = interleave(&[v4(1), IpAddr::V6(Ipv6Addr::LOCALHOST)]);
+    let s = race("dual.test", &order, port, Duration::from_secs(5)).await.unwrap();
+    assert_eq!(s.peer_addr().unwrap().ip(), IpAddr::V6(Ipv6Addr::LOCALHOST));
+}
