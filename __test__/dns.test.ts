@@ -295,6 +295,13 @@ describe('the engine resolver', () => {
     expect((err as { hostname?: string }).hostname).toBe('does-not-exist.invalid');
   });
 
+  it('a plain dispatcher fails an unknown name with ENOTFOUND, as Node\'s connect does', async () => {
+    const agent = new Agent();
+    cleanup.push(() => agent.destroy());
+    const err = await get(agent, 'http://does-not-exist.invalid:1').catch((e: unknown) => e);
+    expect(['ENOTFOUND', 'EAI_AGAIN']).toContain((err as { code?: string }).code);
+  });
+
   it('a plain dispatcher reaches a name through the engine resolver too', async () => {
     const srv = await serveOn('127.0.0.1');
     const agent = new Agent();

@@ -30,6 +30,14 @@ impl LookupError {
     }
 }
 
+impl std::fmt::Display for LookupError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for LookupError {}
+
 struct Entry {
     addrs: Vec<IpAddr>,
     at: Instant,

@@ -42,7 +42,8 @@ pub async fn connect(host: &str, port: u16) -> io::Result<TcpStream> {
     let addrs = resolver()
         .resolve(host, DEFAULT_TTL)
         .await
-        .map_err(|e| io::Error::new(io::ErrorKind::NotFound, e.message))?;
+        // Carried whole so `errno_name` reports its code (ENOTFOUND, ...), as Node's connect does.
+        .map_err(io::Error::other)?;
     race(host, &interleave(&addrs), port, CONNECTION_ATTEMPT_DELAY).await
 }
 
