@@ -10,6 +10,7 @@ import { fetch } from '../ts/fetch/fetch.js';
 import { installGlobalFetch } from '../ts/fetch/global-fetch.js';
 import { getGlobalDispatcher, setGlobalDispatcher } from '../ts/dispatcher/global.js';
 import { httpServer, type Running } from './fixtures/servers.js';
+import { ZSTD_PLAIN, ZSTD_TEXT } from './fixtures/zstd.js';
 
 const cleanup: (() => Promise<unknown> | void)[] = [];
 afterEach(async () => {
@@ -317,6 +318,40 @@ describe('content decoding', () => {
     });
     const res = await fetch(origin, { dispatcher: agent() });
     expect(await res.text()).toBe('gzip, deflate, br');
+  });
+
+  it('zstd, decoded by the engine on every supported Node', async () => {
+    const { origin } = await serve((_req, res) => {
+      res.writeHead(200, { 'content-encoding': 'zstd' });
+      res.end(ZSTD_TEXT);
+    });
+    expect(await (await fetch(origin, { dispatcher: agent() })).text()).toBe(ZSTD_PLAIN);
+  });
+
+  it('a gzip stream cut short inside a complete HTTP body ends with what was decoded', async () => {
+    const gz = zlib.gzipSync(text);
+    const { origin } = await serve((_req, res) => {
+      res.writeHead(200, { 'content-encoding': 'gzip' });
+      res.end(gz.subarray(0, gz.length - 8));
+    });
+    expect(await (await fetch(origin, { dispatcher: agent() })).text()).toBe(text);
+  });
+
+  it('a body inflating to 64 MiB is read in bounded pieces', async () => {
+    const gz = zlib.gzipSync(Buffer.alloc(64 * 1024 * 1024, 'a'));
+    const { origin } = await serve((_req, res) => {
+      res.writeHead(200, { 'content-encoding': 'gzip' });
+      res.end(gz);
+    });
+    const res = await fetch(origin, { dispatcher: agent() });
+    let total = 0;
+    let largest = 0;
+    for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
+      total += chunk.length;
+      largest = Math.max(largest, chunk.length);
+    }
+    expect(total).toBe(64 * 1024 * 1024);
+    expect(largest).toBeLessThanOrEqual(64 * 1024);
   });
 
   it('a corrupt body errors the stream', async () => {

@@ -16,6 +16,8 @@
 //   maxCachedSessions   TLS sessions kept (null: the library's default; 0: no resumption)
 //   path          /small or /64k
 //   expectBytes   exact body length; anything else counts as an error
+//   interceptor   'decompress' | 'dns' | null: the dispatcher is composed with that interceptor
+//   agent         use an Agent (requests carry the origin) instead of a Pool bound to it
 //   mode          'throughput' (keep `concurrency` requests in flight for a time window)
 //                 'latency'    (one request at a time, `requests` timed requests)
 //   concurrency, connections, pipelining
@@ -105,26 +107,26 @@ function poolOptions() {
   };
 }
 
-// With an interceptor the origin is named in the request: undici 7's cache skips requests without one.
+// Agents and interceptors get the origin in each request (undici 7's cache skips requests without one).
 const requestOptions = () => ({
   path: cfg.path,
   method: 'GET',
+  ...(cfg.agent || cfg.interceptor ? { origin: cfg.origin } : null),
   ...(cfg.reset ? { reset: true } : null),
-  ...(cfg.interceptor ? { origin: cfg.origin } : null),
 });
+
+// The dispatcher a contender drives: a Pool (or an Agent), composed with the scenario's interceptor.
+function makeDispatcher(mod, extra = {}) {
+  const opts = { ...poolOptions(), ...extra };
+  const base = cfg.agent ? new mod.Agent(opts) : new mod.Pool(cfg.origin, opts);
+  const composed = cfg.interceptor ? base.compose(mod.interceptors[cfg.interceptor]()) : base;
+  return { dispatcher: composed, close: () => base.close() };
+}
 
 // What users write: await the response, then read the whole body. arrayBuffer() reads every byte
 // without a text decode, so the 64 KiB case measures transport and not UTF-8 decoding.
-// The Pool, composed with the scenario's interceptor if it has one.
-function makePool(mod, extra = {}) {
-  const pool = new mod.Pool(cfg.origin, { ...poolOptions(), ...extra });
-  if (cfg.interceptor === 'cache') return pool.compose(mod.interceptors.cache());
-  if (cfg.interceptor != null) throw new Error(`unknown interceptor ${cfg.interceptor}`);
-  return pool;
-}
-
 function requestContender({ mod, lib }, extra = {}, wrap = (pool) => pool) {
-  const pool = makePool(mod, extra);
+  const { dispatcher: pool, close } = makeDispatcher(mod, extra);
   const target = wrap(pool);
   const opts = requestOptions();
   async function one() {
@@ -140,7 +142,7 @@ function requestContender({ mod, lib }, extra = {}, wrap = (pool) => pool) {
         (err) => cb(err),
       );
     },
-    close: () => pool.close(),
+    close,
   };
 }
 
@@ -171,7 +173,7 @@ class CountingHandler {
 }
 
 function dispatchContender({ mod, lib }) {
-  const pool = makePool(mod);
+  const { dispatcher: pool, close } = makeDispatcher(mod);
   const opts = { origin: cfg.origin, ...requestOptions() };
   return {
     lib,
@@ -183,7 +185,7 @@ function dispatchContender({ mod, lib }) {
         cb(err);
       }
     },
-    close: () => pool.close(),
+    close,
   };
 }
 

@@ -15,7 +15,7 @@
 //   --scenarios=a,b          subset of small,64k,https,h2,h2-64k,new-connections,
 //                            new-connections-no-resume,cache,latency,memory
 //                            ws-100,ws-64k (WebSocket echo: their own contenders ferro-/undici-websocket)
-//                                                            (env BENCH_SCENARIOS)
+//                            decompress-gzip,decompress-br,dns,dns-off (env BENCH_SCENARIOS)
 //   --server-cpus=LIST       pin the server to these CPUs (taskset list, e.g. 0 or 0-7)
 //   --client-cpus=LIST       pin every client turn to these CPUs (e.g. 1 or 8,9)
 //   --server-workers=N       run the server as a node:cluster of N processes (default 1)
@@ -110,7 +110,7 @@ const opt = {
   scenarios: list(
     args.scenarios ??
       env.BENCH_SCENARIOS ??
-      'small,64k,https,h2,h2-64k,new-connections,new-connections-no-resume,cache,latency,memory,ws-100,ws-64k',
+      'small,64k,https,h2,h2-64k,new-connections,new-connections-no-resume,cache,latency,memory,ws-100,ws-64k,decompress-gzip,decompress-br,dns,dns-off',
   ),
   serverCpus: cpuList(args['server-cpus'], 'server-cpus'),
   clientCpus: cpuList(args['client-cpus'], 'client-cpus'),
@@ -174,6 +174,30 @@ const SCENARIOS = {
   // WebSocket echo on one connection, 16 messages in flight: "req/s" is echoed messages per second.
   'ws-100': { ...WEBSOCKET, expectBytes: 100, title: 'WebSocket echo, 100 B messages' },
   'ws-64k': { ...WEBSOCKET, expectBytes: 65536, title: 'WebSocket echo, 64 KiB messages' },
+  // 1 MiB decoded bodies through interceptors.decompress: 10 in flight on 10 connections.
+  'decompress-gzip': {
+    ...THROUGHPUT,
+    concurrency: 10,
+    connections: 10,
+    pipelining: 1,
+    interceptor: 'decompress',
+    path: '/gzip-1m',
+    expectBytes: 1024 * 1024,
+    title: '1 MiB gzip body through decompress',
+  },
+  'decompress-br': {
+    ...THROUGHPUT,
+    concurrency: 10,
+    connections: 10,
+    pipelining: 1,
+    interceptor: 'decompress',
+    path: '/br-1m',
+    expectBytes: 1024 * 1024,
+    title: '1 MiB br body through decompress',
+  },
+  // An Agent to http://localhost:<port>, with interceptors.dns and without.
+  dns: { ...THROUGHPUT, agent: true, host: 'localhost', interceptor: 'dns', path: '/small', expectBytes: 12, title: 'localhost through dns' },
+  'dns-off': { ...THROUGHPUT, agent: true, host: 'localhost', path: '/small', expectBytes: 12, title: 'localhost without dns' },
   latency: {
     mode: 'latency',
     noFetch: true,
@@ -192,7 +216,12 @@ for (const s of opt.scenarios) if (!SCENARIOS[s]) throw new Error(`unknown scena
 function contendersOf(sc) {
   return (
     sc.contenders ??
-    opt.contenders.filter((c) => !(FETCH_CONTENDERS.includes(c) && sc.noFetch) && !(c === 'node-http' && sc.noNode))
+    opt.contenders.filter(
+      (c) =>
+        // node:http has no interceptors; fetch brings its own decoding and is measured on plain scenarios.
+        !(FETCH_CONTENDERS.includes(c) && (sc.noFetch || sc.interceptor)) &&
+        !(c === 'node-http' && (sc.noNode || sc.interceptor)),
+    )
   );
 }
 
@@ -367,13 +396,14 @@ function errorCell(r) {
 
 function throughputTable(results) {
   const lines = [
-    '| scenario | contender | req/s | CPU µs/req | RSS MB | req/s vs undici | CPU vs undici |',
+    '| scenario | contender | req/s | MB/s (body) | CPU µs/req | RSS MB | req/s vs undici | CPU vs undici |',
     '|---|---|---:|---:|---:|---:|---:|',
   ];
   for (const [name, sc] of Object.entries(results)) {
     if (SCENARIOS[name].mode !== 'throughput' || name === 'memory') continue;
     for (const c of sc.contenders) {
       const r = sc.median[c];
+      if (r === null && sc.rounds[c].length === 0) continue; // did not take part
       if (!r?.ok) {
         lines.push(`| ${name} | ${c} | ${errorCell(r)} | | | | |`);
         continue;
@@ -381,7 +411,7 @@ function throughputTable(results) {
       const base = sc.median[BASELINE[c]];
       const b = base?.ok ? base : null;
       lines.push(
-        `| ${name} | ${c} | ${fmtInt(r.reqPerSec)} | ${fmt1(r.cpuUsPerReq)} | ${fmtMb(r.maxRssKb)} | ${ratio(r.reqPerSec, b?.reqPerSec)} | ${ratio(r.cpuUsPerReq, b?.cpuUsPerReq)} |`,
+        `| ${name} | ${c} | ${fmtInt(r.reqPerSec)} | ${fmt1((r.reqPerSec * SCENARIOS[name].expectBytes) / 1e6)} | ${fmt1(r.cpuUsPerReq)} | ${fmtMb(r.maxRssKb)} | ${ratio(r.reqPerSec, b?.reqPerSec)} | ${ratio(r.cpuUsPerReq, b?.cpuUsPerReq)} |`,
       );
     }
   }
@@ -481,8 +511,9 @@ async function main() {
       for (const contender of order) {
         const cfg = {
           contender,
-          origin: sc.h2 ? h2Origin : sc.secure ? secureOrigin : origin,
+          origin: sc.h2 ? h2Origin : sc.secure ? secureOrigin : sc.host ? origin.replace('127.0.0.1', sc.host) : origin,
           h2: sc.h2 === true,
+          agent: sc.agent === true,
           caFile: sc.secure ? CA_FILE : null,
           reset: sc.reset === true,
           maxCachedSessions: sc.maxCachedSessions ?? null,

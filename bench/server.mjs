@@ -4,6 +4,7 @@
 //   GET /small  -> 200, 12-byte text body with content-length
 //   GET /64k    -> 200, 65536-byte body (precomputed Buffer) with content-length
 //   GET /ws     -> WebSocket upgrade (plain http server): echoes every message (no extensions)
+//   GET /gzip-1m, /br-1m -> 200, a 1 MiB text body compressed (precomputed), with content-encoding
 //
 // When forked with an IPC channel it sends { type: 'ready', port, httpsPort } to the parent and answers
 // { type: 'cpu', id } with { type: 'cpu', id, usage } (its own process.cpuUsage()), so the parent can
@@ -18,10 +19,21 @@ import http from 'node:http';
 import https from 'node:https';
 import http2 from 'node:http2';
 import { acceptWebSocketEcho } from './ws-echo.mjs';
+import zlib from 'node:zlib';
 
 const SMALL = Buffer.from('hello world\n', 'latin1'); // 12 bytes
 const BIG = Buffer.alloc(65536);
 for (let i = 0; i < BIG.length; i++) BIG[i] = 97 + (i % 26); // 'a'..'z', cheap to eyeball
+
+// 1 MiB of varied text (so compression is realistic, ~4:1), for the decompress scenarios.
+const TEXT_1M = Buffer.alloc(1024 * 1024);
+for (let i = 0, n = 1; i < TEXT_1M.length; i++) {
+  n = (n * 1103515245 + 12345) & 0x7fffffff;
+  TEXT_1M[i] = n % 7 === 0 ? 32 : 97 + ((n >> 8) % 26);
+}
+const GZIP_1M = zlib.gzipSync(TEXT_1M);
+const BR_1M = zlib.brotliCompressSync(TEXT_1M, { params: { [zlib.constants.BROTLI_PARAM_QUALITY]: 5 } });
+const coded = (coding, body) => ({ 'content-type': 'text/plain', 'content-encoding': coding, 'content-length': String(body.length) });
 
 const SMALL_HEADERS = { 'content-type': 'text/plain', 'content-length': String(SMALL.length) };
 const BIG_HEADERS = { 'content-type': 'application/octet-stream', 'content-length': String(BIG.length) };
@@ -44,6 +56,10 @@ function handle(req, res) {
     case '/cacheable':
       // For the cache scenario: fresh for an hour, so after the first response every request is a hit.
       return reply(res, CACHEABLE_HEADERS, SMALL);
+    case '/gzip-1m':
+      return reply(res, coded('gzip', GZIP_1M), GZIP_1M);
+    case '/br-1m':
+      return reply(res, coded('br', BR_1M), BR_1M);
     default:
       res.writeHead(404, { 'content-length': '0' });
       res.end();

@@ -3,6 +3,8 @@
 #![deny(clippy::all)]
 
 mod binding;
+mod decoder;
+mod dns;
 mod queue;
 mod tls_config;
 mod websocket;

@@ -38,10 +38,11 @@ export { RedirectHandler, type RedirectOptions } from './handler/redirect-handle
 export { RetryHandler, type RetryHandlerOptions } from './handler/retry-handler.js';
 export type { RetryOptions, RetryContext, RetryCallback, OnRetryCallback } from './handler/retry-options.js';
 export { RetryAgent } from './dispatcher/retry-agent.js';
-export type { CacheInterceptorOptions, DeduplicateInterceptorOptions, PendingRequestsMessage } from './interceptor/index.js';
 export { cacheStores } from './cache/index.js';
 export type { CacheStore, CacheKey, CacheValue, GetResult, CacheControlDirectives, CacheMethods, MemoryCacheStoreOpts, SqliteCacheStoreOpts } from './cache/index.js';
 export { publishUndiciChannels } from './core/diagnostics.js';
 export { WebSocket, ping, type WebSocketInit, type BinaryType, type WebSocketEventMap } from './websocket/websocket.js';
 export { MessageEvent, CloseEvent, ErrorEvent } from './websocket/events.js';
 export { WebSocketStream, WebSocketError, type WebSocketStreamOptions, type WebSocketCloseInfo, type WebSocketOpenInfo } from './websocket/stream.js';
+export type * from './interceptor/index.js';
+export { ContentDecodingError } from './native/decoder.js';

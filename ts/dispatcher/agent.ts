@@ -64,6 +64,11 @@ export class Agent extends Dispatcher {
     } catch {
       throw new InvalidArgumentError('opts.origin must be a valid URL.');
     }
+    // A per-request TLS name (the dns interceptor sends requests to an address but verifies the
+    // host name) gets a pool of its own, configured with that name.
+    const servername = key.startsWith('https:') && typeof opts.servername === 'string' ? opts.servername : null;
+    const origin = key;
+    if (servername !== null) key = `${key}#${servername}`;
     if (this.#destroyed) throw new ClientDestroyedError();
     if (this.#closed) throw new ClientClosedError();
     let d = this.#dispatchers.get(key);
@@ -73,7 +78,9 @@ export class Agent extends Dispatcher {
         toControllerHandler(handler).onResponseError?.(detachedController, new MaxOriginsReachedError());
         return false;
       }
-      d = this.#factory(new URL(key), { ...this.#opts, factory: undefined, maxOrigins: undefined });
+      const connect = this.#opts.connect;
+      const named = servername !== null && typeof connect !== 'function' ? { connect: { ...connect, servername } } : {};
+      d = this.#factory(new URL(origin), { ...this.#opts, factory: undefined, maxOrigins: undefined, ...named });
       const forward =
         (event: string) =>
         (origin: URL, targets: Dispatcher[], err?: Error): void => {

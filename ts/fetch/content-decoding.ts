@@ -1,92 +1,60 @@
-// Content-Encoding decoding for fetch responses, as streaming node:zlib transforms. fetch decodes
-// above the dispatcher (the dispatcher hands over the bytes as sent).
+// Content-Encoding decoding for fetch responses: the engine's decoders (ts/native/decoder.ts, the
+// same ones the decompress interceptor uses) as one streaming Transform. fetch decodes above the
+// dispatcher (the dispatcher hands over the bytes as sent).
 import { Transform, type TransformCallback } from 'node:stream';
-import zlib from 'node:zlib';
+import { createContentDecoder, type ContentDecoder } from '../native/decoder.js';
 
-// Lenient flushing: servers often end gzip / deflate bodies without the final block, and
-// browsers accept that, so a truncated stream yields what it decoded instead of an error.
-const LENIENT = { flush: zlib.constants.Z_SYNC_FLUSH, finishFlush: zlib.constants.Z_SYNC_FLUSH };
+/** Pushes decoded bytes only as fast as the reader takes them (a small input can inflate a lot). */
+class EngineDecodeStream extends Transform {
+  readonly #decoder: ContentDecoder;
+  /** The transform / flush callback held while the reader is full. */
+  #waiting: TransformCallback | null = null;
 
-/**
- * `deflate` is zlib-wrapped per RFC 9110, but some servers send raw deflate. The first byte tells
- * them apart (a zlib header's low nibble is 8, the deflate method), so the inner decoder is picked
- * on the first chunk.
- */
-class DeflateDecoder extends Transform {
-  #inner: Transform | null = null;
-  #pendingCallback: TransformCallback | null = null;
-
-  #open(first: number): Transform {
-    const inner = (first & 0x0f) === 0x08 ? zlib.createInflate(LENIENT) : zlib.createInflateRaw(LENIENT);
-    inner.on('data', (chunk: Buffer) => {
-      if (!this.push(chunk)) inner.pause();
-    });
-    inner.on('error', (err) => this.destroy(err));
-    inner.on('end', () => {
-      this.#pendingCallback?.();
-      this.#pendingCallback = null;
-    });
-    this.#inner = inner;
-    return inner;
-  }
-
-  override _read(size: number): void {
-    this.#inner?.resume();
-    super._read(size);
+  constructor(decoder: ContentDecoder) {
+    super();
+    this.#decoder = decoder;
   }
 
   override _transform(chunk: Buffer, _enc: BufferEncoding, callback: TransformCallback): void {
-    if (chunk.length === 0) return callback();
-    const inner = this.#inner ?? this.#open(chunk[0]!);
-    if (inner.write(chunk)) callback();
-    else inner.once('drain', () => callback());
+    this.#pump(() => this.#decoder.write(chunk), callback);
   }
 
   override _flush(callback: TransformCallback): void {
-    if (this.#inner === null) return callback();
-    this.#pendingCallback = callback;
-    this.#inner.end();
+    this.#pump(() => this.#decoder.finish(), callback);
   }
 
-  override _destroy(err: Error | null, callback: (error: Error | null) => void): void {
-    this.#inner?.destroy();
-    callback(err);
+  override _read(size: number): void {
+    const waiting = this.#waiting;
+    if (waiting === null) return super._read(size);
+    this.#waiting = null;
+    this.#pump(() => this.#decoder.read(), waiting);
   }
-}
 
-function decoderFor(coding: string): Transform | null {
-  switch (coding) {
-    case 'gzip':
-    case 'x-gzip':
-      return zlib.createGunzip(LENIENT);
-    case 'deflate':
-      return new DeflateDecoder();
-    case 'br':
-      return zlib.createBrotliDecompress({ flush: zlib.constants.BROTLI_OPERATION_FLUSH, finishFlush: zlib.constants.BROTLI_OPERATION_FLUSH });
-    default:
-      return null;
+  #pump(first: () => Buffer | null, callback: TransformCallback): void {
+    try {
+      let out = first();
+      while (out !== null) {
+        if (!this.push(out)) {
+          this.#waiting = callback;
+          return;
+        }
+        out = this.#decoder.read();
+      }
+    } catch (err) {
+      return callback(err as Error);
+    }
+    callback();
   }
 }
 
 /**
- * The decoders for a Content-Encoding value, in the order the bytes must pass through them (the
- * reverse of the order the codings were applied). Empty when nothing is to be decoded — including
- * when any coding is unknown, in which case the body is handed over as received.
+ * The decoders for a Content-Encoding value, in the order the bytes must pass through them: one
+ * engine decoder undoing every coding, or none when nothing is to be decoded — including when a
+ * coding is unknown, in which case the body is handed over as received. Lenient, as browsers are:
+ * a stream cut short (with the HTTP body itself complete) ends the body with what was decoded.
  */
 export function createDecoders(contentEncoding: string | null): Transform[] {
   if (contentEncoding === null) return [];
-  const codings = contentEncoding
-    .split(',')
-    .map((c) => c.trim().toLowerCase())
-    .filter((c) => c !== '' && c !== 'identity');
-  const decoders: Transform[] = [];
-  for (let i = codings.length - 1; i >= 0; i--) {
-    const decoder = decoderFor(codings[i]!);
-    if (decoder === null) {
-      for (const d of decoders) d.destroy();
-      return [];
-    }
-    decoders.push(decoder);
-  }
-  return decoders;
+  const decoder = createContentDecoder(contentEncoding, { lenient: true });
+  return decoder === null ? [] : [new EngineDecodeStream(decoder)];
 }

@@ -6,6 +6,8 @@ import { dump } from './dump.js';
 import { responseError } from './response-error.js';
 import { cache } from './cache.js';
 import { deduplicate } from './deduplicate.js';
+import { decompress } from './decompress.js';
+import { dns } from './dns.js';
 
 export const interceptors = {
   redirect,
@@ -14,6 +16,10 @@ export const interceptors = {
   responseError,
   cache,
   deduplicate,
+  decompress,
+  dns,
 };
 export type { CacheInterceptorOptions } from './cache.js';
 export type { DeduplicateInterceptorOptions, PendingRequestsMessage } from './deduplicate.js';
+export type { DecompressInterceptorOptions } from './decompress.js';
+export type { DNSInterceptorOptions, DNSInterceptorRecord, DNSInterceptorOriginRecords, DNSStorage } from './dns.js';

@@ -88,8 +88,27 @@ export interface NativeEngine {
   close(): void;
 }
 
+/** One body's content decoder (src/decoder.rs); each call returns at most 64 KiB, null: none ready. */
+export interface NativeDecoder {
+  write(chunk: Buffer): Buffer | null;
+  read(): Buffer | null;
+  finish(): Buffer | null;
+}
+
+/** The engine's process-wide resolver (src/dns.rs); results arrive packed through `onResults`. */
+export interface NativeResolver {
+  lookup(id: number, hostname: string, family: number, maxAgeMs: number): void;
+  /** Lookups that reached the system resolver in this process. */
+  misses(): number;
+  ref(): void;
+  unref(): void;
+}
+
 export interface NativeBinding {
+  NativeResolver: new (onResults: (batch: Buffer) => void) => NativeResolver;
   NativeEngine: new (onEvents: (batch: Buffer) => void, workers?: number) => NativeEngine;
+  /** Null when the body passes as it is; throws (code DECODE_TOO_MANY_CODINGS) on a hostile list. */
+  createDecoder(contentEncoding: string, maxSize: number, lenient: boolean): NativeDecoder | null;
 }
 
 function isMusl(): boolean {

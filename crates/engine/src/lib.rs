@@ -1,6 +1,8 @@
 //! ferro's HTTP engine: pure Rust, no N-API. The binding crate (`src/` at the repository root)
 //! owns a [`Engine`] and moves its packed events to JavaScript.
 pub mod conn;
+pub mod decode;
+pub mod dns;
 pub mod engine;
 pub mod error;
 pub mod events;

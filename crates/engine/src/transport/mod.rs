@@ -74,7 +74,8 @@ impl Plain {
             Target::Tcp { host, port } => {
                 // IPv6 literals arrive bracketed from URL hosts.
                 let h = host.trim_start_matches('[').trim_end_matches(']');
-                let s = TcpStream::connect((h, *port)).await?;
+                // The shared DNS cache and happy eyeballs (dns/); IP literals connect directly.
+                let s = crate::dns::connect(h, *port).await?;
                 // Requests are written whole; Nagle would only add latency (undici sets noDelay too).
                 s.set_nodelay(true)?;
                 Ok(Plain::Tcp(s))
