@@ -1,7 +1,6 @@
 // What Client and Pool share: one origin served by one engine pool. Validates and packs each
 // request, hands it to the engine in one synchronous call, and keeps the busy / drain, close and
 // destroy bookkeeping of the Dispatcher interface.
-import { Readable } from 'node:stream';
 import { bridge, createPool, forgetPool, scheduleFlush } from '../native/engine.js';
 import type { NativePool } from '../native/binding.js';
 import type { PoolSink } from '../native/events.js';
@@ -12,6 +11,7 @@ import { toControllerHandler } from '../handler/legacy-handler.js';
 import { Dispatcher } from './dispatcher.js';
 import { answer, destroyArgs } from './lifecycle.js';
 import { EngineRequest, type RequestOwner } from './engine-request.js';
+import { isStreamBody, pumpBody, type StreamBody } from './body-pump.js';
 import { nativeArgs, tlsConfig } from './tls-options.js';
 import { Bridge, planConnector } from './bridge.js';
 import type { ConnectFunction } from '../core/connector.js';
@@ -72,38 +72,6 @@ function parseOrigin(url: unknown): URL {
   if (u.pathname !== '/' && u.pathname !== '' ) throw new InvalidArgumentError('invalid url path');
   if (u.search || u.hash) throw new InvalidArgumentError('invalid url: search and hash are not allowed');
   return u;
-}
-
-function isStreamLike(b: unknown): b is Readable | AsyncIterable<unknown> | Iterable<unknown> {
-  return (
-    b instanceof Readable ||
-    (typeof b === 'object' && b !== null &&
-      (typeof (b as AsyncIterable<unknown>)[Symbol.asyncIterator] === 'function' ||
-        typeof (b as Iterable<unknown>)[Symbol.iterator] === 'function'))
-  );
-}
-
-type StreamBody = Readable | AsyncIterable<unknown> | Iterable<unknown>;
-
-/** Feeds a streamed request body into the engine, waiting for its drain event when it is full. */
-async function pumpBody(req: EngineRequest, body: StreamBody): Promise<void> {
-  try {
-    for await (const chunk of body as AsyncIterable<unknown>) {
-      if (req.done) break;
-      let buf: Buffer;
-      if (typeof chunk === 'string') buf = Buffer.from(chunk);
-      else if (chunk instanceof Uint8Array) buf = Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
-      else throw new InvalidArgumentError('body chunks must be strings, Buffers or Uint8Arrays');
-      if (buf.length === 0) continue;
-      if (!req.writeBody(buf)) await req.drained();
-    }
-    if (!req.done) req.endBody();
-  } catch (err) {
-    req.abort(err as Error);
-  } finally {
-    // An abandoned source must not keep its resources (undici destroys the body stream too).
-    if (req.aborted && body instanceof Readable && !body.destroyed) body.destroy();
-  }
 }
 
 export class EngineDispatcher extends Dispatcher implements PoolSink, RequestOwner {
@@ -191,7 +159,7 @@ export class EngineDispatcher extends Dispatcher implements PoolSink, RequestOwn
       if (this.#closed) throw new ClientClosedError();
       const body = opts.body;
       if (body != null && typeof body !== 'string' && !(body instanceof Uint8Array)) {
-        if (!isStreamLike(body)) throw new InvalidArgumentError('body must be a string, a Buffer, a Readable stream or an iterable');
+        if (!isStreamBody(body)) throw new InvalidArgumentError('body must be a string, a Buffer, a Readable stream or an iterable');
         this.#send(req, opts, null, body);
       } else {
         this.#send(req, opts, body == null ? null : typeof body === 'string' ? Buffer.from(body) : body, null);
@@ -246,15 +214,44 @@ export class EngineDispatcher extends Dispatcher implements PoolSink, RequestOwn
     const bodyTimeout = opts.bodyTimeout ?? this.#bodyTimeout;
     req.start();
     if (req.done) return;
-    const bodyLength = stream !== null ? (h.contentLength ?? -1) : -1;
+    if (stream === null) {
+      this.#hand(req, head, buf, flags, headersTimeout, bodyTimeout, -1);
+      return;
+    }
+    void pumpBody(req, stream, (first) => {
+      if (first !== null) {
+        if (!this.#hand(req, head, null, flags, headersTimeout, bodyTimeout, h.contentLength ?? -1)) return false;
+        req.writeBody(first);
+        return true;
+      }
+      // An empty source: a request without a body, framed as one.
+      if (h.contentLength !== null && h.contentLength !== 0) {
+        req.fail(new RequestContentLengthMismatchError());
+        return false;
+      }
+      const empty = EXPECTS_PAYLOAD.has(method) ? Buffer.alloc(0) : null;
+      return this.#hand(req, head, empty, flags & ~STREAM_BODY, headersTimeout, bodyTimeout, -1);
+    });
+  }
+
+  /** Hands a packed request to the engine; false (and the request failed) when the pool is gone. */
+  #hand(
+    req: EngineRequest,
+    head: string,
+    buf: Buffer | null,
+    flags: number,
+    headersTimeout: number,
+    bodyTimeout: number,
+    bodyLength: number,
+  ): boolean {
     if (!this.#native.dispatch(req.id, head, buf, flags, headersTimeout, bodyTimeout, bodyLength)) {
       req.fail(new ClientDestroyedError());
-      return;
+      return false;
     }
     // A pause from onRequestStart came before the engine knew the request: pass it on now.
     if (req.paused) req.syncPause();
     scheduleFlush(this.#native);
-    if (stream !== null) void pumpBody(req, stream);
+    return true;
   }
 
   requestDone(req: EngineRequest): void {

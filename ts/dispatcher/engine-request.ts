@@ -27,6 +27,8 @@ export class EngineRequest implements RequestSink, DispatchController {
   /** After an upgrade: the socket the tunnel's bytes go to. */
   #tunnel: EngineSocket | null = null;
   #drainWaiter: (() => void) | null = null;
+  /** Called once when the request settles (the body pump releases its source); the error if it failed. */
+  onSettle: ((err: Error | null) => void) | null = null;
 
   constructor(owner: RequestOwner, handler: DispatchHandler) {
     this.#owner = owner;
@@ -81,7 +83,7 @@ export class EngineRequest implements RequestSink, DispatchController {
   /** Settles with an error (destroy, abort, engine failure); the handler hears it once. */
   fail(err: Error): void {
     if (this.#done) return;
-    this.#settle();
+    this.#settle(false, err);
     try {
       this.handler.onResponseError?.(this, err);
     } catch (thrown) {
@@ -101,13 +103,16 @@ export class EngineRequest implements RequestSink, DispatchController {
     }
   }
 
-  #settle(keepRouting = false): void {
+  #settle(keepRouting = false, err: Error | null = null): void {
     this.#done = true;
     if (!keepRouting) closeRequest(this.id);
     this.#owner.requestDone(this);
     const waiter = this.#drainWaiter;
     this.#drainWaiter = null;
     waiter?.();
+    const onSettle = this.onSettle;
+    this.onSettle = null;
+    onSettle?.(err);
   }
 
   /** Streams a piece of the request body into the engine; false: await `drained()` first. */
