@@ -215,6 +215,7 @@ export class EngineDispatcher extends Dispatcher implements PoolSink, RequestOwn
     req.start();
     if (req.done) return;
     if (stream === null) {
+      req.bodyComplete(buf);
       this.#hand(req, head, buf, flags, headersTimeout, bodyTimeout, -1);
       return;
     }
@@ -230,6 +231,7 @@ export class EngineDispatcher extends Dispatcher implements PoolSink, RequestOwn
         return false;
       }
       const empty = EXPECTS_PAYLOAD.has(method) ? Buffer.alloc(0) : null;
+      req.bodyComplete(empty);
       return this.#hand(req, head, empty, flags & ~STREAM_BODY, headersTimeout, bodyTimeout, -1);
     });
   }

@@ -27,6 +27,11 @@ export class EngineRequest implements RequestSink, DispatchController {
   /** After an upgrade: the socket the tunnel's bytes go to. */
   #tunnel: EngineSocket | null = null;
   #drainWaiter: (() => void) | null = null;
+  /** A buffered body, reported to onBodySent once the request is known to be sent. */
+  sentBody: Buffer | null = null;
+  /** The whole request is with the engine (buffered, or a streamed body's end). */
+  #bodyComplete = false;
+  #sentReported = false;
   /** Called once when the request settles (the body pump releases its source); the error if it failed. */
   onSettle: ((err: Error | null) => void) | null = null;
 
@@ -118,16 +123,45 @@ export class EngineRequest implements RequestSink, DispatchController {
   /** Streams a piece of the request body into the engine; false: await `drained()` first. */
   writeBody(chunk: Buffer): boolean {
     const ok = control.write(this.id, chunk);
-    try {
-      this.handler.onBodySent?.(chunk);
-    } catch (err) {
-      this.abort(err as Error);
-    }
+    this.#hook(() => this.handler.onBodySent?.(chunk));
     return ok;
   }
 
   endBody(): void {
+    this.#bodyComplete = true;
     control.end(this.id);
+  }
+
+  /** The request was handed over whole (no body, or a buffered one). */
+  bodyComplete(body: Buffer | null): void {
+    this.sentBody = body !== null && body.length > 0 ? body : null;
+    this.#bodyComplete = true;
+  }
+
+  /** Runs a handler hook; a throw aborts the request with it (undici's rule). False: it threw. */
+  #hook(fn: () => void): boolean {
+    try {
+      fn();
+      return true;
+    } catch (err) {
+      this.abort(err as Error);
+      return false;
+    }
+  }
+
+  /**
+   * A response has begun, so the request was sent: onBodySent (buffered bodies) and
+   * onRequestSent, once, then onResponseStarted for each response head. False: a hook threw.
+   */
+  #responseBegins(): boolean {
+    if (!this.#sentReported) {
+      this.#sentReported = true;
+      const body = this.sentBody;
+      this.sentBody = null;
+      if (body !== null && !this.#hook(() => this.handler.onBodySent?.(body))) return false;
+      if (this.#bodyComplete && !this.#hook(() => this.handler.onRequestSent?.())) return false;
+    }
+    return this.#hook(() => this.handler.onResponseStarted?.());
   }
 
   /** Resolves when the engine wants more body, or the request settled. */
@@ -149,7 +183,7 @@ export class EngineRequest implements RequestSink, DispatchController {
   }
 
   onEngineUpgrade(status: number, _reason: string, headers: IncomingHeaders, raw: string[], addrs: string): void {
-    if (this.#done) return;
+    if (this.#done || !this.#responseBegins()) return;
     this.#rawHeaders = raw;
     const socket = new EngineSocket(this.id, addrs);
     this.#tunnel = socket;
@@ -167,7 +201,7 @@ export class EngineRequest implements RequestSink, DispatchController {
   }
 
   onEngineHead(status: number, reason: string, headers: IncomingHeaders, raw: string[]): void {
-    if (this.#done) return;
+    if (this.#done || !this.#responseBegins()) return;
     if (status >= 200) this.#rawHeaders = raw;
     try {
       this.handler.onResponseStart?.(this, status, headers, reason);

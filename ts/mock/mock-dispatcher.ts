@@ -101,6 +101,7 @@ export class MockDispatcherState {
     const replay = new MockReplay(handler, (r) => this.#settled(r));
     this.inflight.add(replay);
     replay.start();
+    replay.sent(request.body);
     const error = d.data.error;
     replay.later(d.delay, () => {
       if (error) return replay.fail(error);
