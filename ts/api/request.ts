@@ -420,13 +420,18 @@ export function request(
     return promise;
   }
 
-  if (typeof callback !== 'function') throw new InvalidArgumentError('invalid callback');
-
   let handler: RequestHandler;
   try {
+    // Options first, then the callback (undici's order); a refused body stream is destroyed.
     if (opts === null || typeof opts !== 'object') throw new InvalidArgumentError('invalid opts');
+    if (typeof callback !== 'function') {
+      const err = new InvalidArgumentError('invalid callback');
+      destroyRequestBody(opts.body, err);
+      throw err;
+    }
     handler = new RequestHandler(opts, callback);
   } catch (err) {
+    if (typeof callback !== 'function') throw err;
     const data = { opaque: (opts as { opaque?: unknown } | null)?.opaque } as AnyResponseData;
     queueMicrotask(() => callback(err as Error, data));
     return;

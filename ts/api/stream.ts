@@ -167,9 +167,11 @@ function dispatchStream(dispatcher: RequestDispatcher, opts: RequestOptions<unkn
   }
 }
 
-function createHandler(opts: RequestOptions<unknown>, factory: StreamFactory<unknown>): StreamHandler {
+/** Checks in undici's order: options, then the callback (when one is expected), then the factory. */
+function createHandler(opts: RequestOptions<unknown>, factory: StreamFactory<unknown>, callback?: unknown): StreamHandler {
+  if (opts === null || typeof opts !== 'object') throw new InvalidArgumentError('invalid opts');
   try {
-    if (opts === null || typeof opts !== 'object') throw new InvalidArgumentError('invalid opts');
+    if (callback !== undefined && typeof callback !== 'function') throw new InvalidArgumentError('invalid callback');
     if (typeof factory !== 'function') throw new InvalidArgumentError('invalid factory');
     return new StreamHandler(opts, factory);
   } catch (err) {
@@ -215,11 +217,11 @@ export function stream(
     return promise;
   }
 
-  if (typeof callback !== 'function') throw new InvalidArgumentError('invalid callback');
   let handler: StreamHandler;
   try {
-    handler = createHandler(opts, factory);
+    handler = createHandler(opts, factory, callback);
   } catch (err) {
+    if (typeof callback !== 'function') throw err;
     const data = { opaque: (opts as { opaque?: unknown } | null)?.opaque } as AnyStreamData;
     queueMicrotask(() => callback(err as Error, data));
     return;

@@ -22,6 +22,8 @@ export interface PackedHeaders {
 
 function addOne(out: PackedHeaders, key: string, val: unknown): void {
   if (val === undefined) return;
+  // undici sends a null value as an empty one.
+  if (val === null) val = '';
   if (typeof key !== 'string' || !isToken(key)) {
     throw new InvalidArgumentError(`invalid header key: ${String(key)}`);
   }
@@ -93,6 +95,13 @@ export function packHeaders(headers: LibHeaders | undefined): PackedHeaders {
   return out;
 }
 
+/** A query value as undici (node:querystring) writes it: primitives as text, anything else empty. */
+function queryValue(v: unknown): string {
+  if (typeof v === 'string') return v;
+  if ((typeof v === 'number' && Number.isFinite(v)) || typeof v === 'bigint' || typeof v === 'boolean') return String(v);
+  return '';
+}
+
 /** Appends `query` to `path`, keys and values encoded with encodeURIComponent (spec: query). */
 export function withQuery(path: string, query: Record<string, unknown> | null | undefined): string {
   if (query == null) return path;
@@ -102,8 +111,7 @@ export function withQuery(path: string, query: Record<string, unknown> | null | 
     const v = query[key];
     const values = Array.isArray(v) ? v : [v];
     for (const item of values) {
-      if (item === undefined) continue;
-      qs += `${qs ? '&' : ''}${encodeURIComponent(key)}=${encodeURIComponent(String(item))}`;
+      qs += `${qs ? '&' : ''}${encodeURIComponent(key)}=${encodeURIComponent(queryValue(item))}`;
     }
   }
   if (!qs) return path;

@@ -32,6 +32,10 @@ export class Agent extends Dispatcher {
     if (opts.factory != null && typeof opts.factory !== 'function') {
       throw new InvalidArgumentError('factory must be a function.');
     }
+    const connect = (opts as { connect?: unknown }).connect;
+    if (connect != null && typeof connect !== 'function' && typeof connect !== 'object') {
+      throw new InvalidArgumentError('connect must be a function or an object');
+    }
     if (opts.maxOrigins != null && (!Number.isInteger(opts.maxOrigins) || opts.maxOrigins < 1)) {
       throw new InvalidArgumentError('maxOrigins must be a number greater than 0');
     }

@@ -7,6 +7,7 @@ import type { PoolSink } from '../native/events.js';
 import { engineError, USER_ERROR } from '../native/error-codes.js';
 import { ClientClosedError, ClientDestroyedError, InvalidArgumentError, RequestContentLengthMismatchError } from '../core/errors.js';
 import { isToken, packHeaders, withQuery } from '../core/headers.js';
+import { assertRequestHandler, checkRequestOptions } from '../core/request.js';
 import { toControllerHandler } from '../handler/legacy-handler.js';
 import { Dispatcher } from './dispatcher.js';
 import { answer, destroyArgs } from './lifecycle.js';
@@ -151,10 +152,20 @@ export class EngineDispatcher extends Dispatcher implements PoolSink, RequestOwn
 
   dispatch(opts: DispatchOptions, handler: DispatchHandler): boolean {
     if (handler === null || typeof handler !== 'object') throw new InvalidArgumentError('handler must be an object');
-    const req = new EngineRequest(this, toControllerHandler(handler));
+    const driven = toControllerHandler(handler);
+    try {
+      assertRequestHandler(driven, opts?.method, opts?.upgrade);
+    } catch (err) {
+      // As undici: a handler that can hear the error hears it; otherwise the call throws.
+      if (typeof driven.onResponseError !== 'function') throw err;
+      driven.onResponseError(null as never, err as Error);
+      return false;
+    }
+    const req = new EngineRequest(this, driven);
     this.#requests.add(req);
     try {
       if (opts === null || typeof opts !== 'object') throw new InvalidArgumentError('opts must be an object.');
+      checkRequestOptions(opts);
       if (this.#destroyed) throw new ClientDestroyedError();
       if (this.#closed) throw new ClientClosedError();
       const body = opts.body;
