@@ -18,6 +18,8 @@ export interface PackedHeaders {
   contentLength: number | null;
   /** `connection: close` was asked for. */
   reset: boolean;
+  /** The caller set a content-type. */
+  contentType: boolean;
 }
 
 function addOne(out: PackedHeaders, key: string, val: unknown): void {
@@ -68,12 +70,14 @@ function addOne(out: PackedHeaders, key: string, val: unknown): void {
       throw new InvalidArgumentError(`invalid ${name} header`);
     case 'expect':
       throw new NotSupportedError('expect header not supported');
+    case 'content-type':
+      out.contentType = true;
   }
   out.packed += `${name}\0${value}\0`;
 }
 
 export function packHeaders(headers: LibHeaders | undefined): PackedHeaders {
-  const out: PackedHeaders = { packed: '', host: null, contentLength: null, reset: false };
+  const out: PackedHeaders = { packed: '', host: null, contentLength: null, reset: false, contentType: false };
   if (headers == null) return out;
   if (Array.isArray(headers)) {
     if (headers.length % 2 !== 0) throw new InvalidArgumentError('headers array must be even');

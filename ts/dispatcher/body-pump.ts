@@ -31,13 +31,14 @@ export function isStreamBody(b: unknown): b is StreamBody {
   );
 }
 
-/** A chunk as bytes; anything but a string or a byte view is a TypeError (undici's class). */
+/** A chunk as bytes; anything else fails with node's own TypeError (ERR_INVALID_ARG_TYPE), as in undici. */
 export function chunkBytes(chunk: unknown): Buffer {
   if (typeof chunk === 'string') return Buffer.from(chunk);
-  if (chunk instanceof Uint8Array) return Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
   if (ArrayBuffer.isView(chunk)) return Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
   if (chunk instanceof ArrayBuffer) return Buffer.from(chunk);
-  throw new TypeError(`Received non-Uint8Array chunk of type ${chunk === null ? 'null' : typeof chunk}`);
+  // Throws the TypeError undici's writer raises for such a chunk.
+  Buffer.byteLength(chunk as string);
+  throw new TypeError(`Received an invalid body chunk of type ${typeof chunk}`);
 }
 
 function iteratorOf(source: StreamBody): AnyIterator {

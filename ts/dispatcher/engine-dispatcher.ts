@@ -12,7 +12,8 @@ import { toControllerHandler } from '../handler/legacy-handler.js';
 import { Dispatcher } from './dispatcher.js';
 import { answer, destroyArgs } from './lifecycle.js';
 import { EngineRequest, type RequestOwner } from './engine-request.js';
-import { isStreamBody, pumpBody, type StreamBody } from './body-pump.js';
+import { pumpBody } from './body-pump.js';
+import { requestBodyParts, type RequestBodyParts } from '../core/request-body.js';
 import { nativeArgs, tlsConfig } from './tls-options.js';
 import { Bridge, planConnector } from './bridge.js';
 import type { ConnectFunction } from '../core/connector.js';
@@ -168,13 +169,7 @@ export class EngineDispatcher extends Dispatcher implements PoolSink, RequestOwn
       checkRequestOptions(opts);
       if (this.#destroyed) throw new ClientDestroyedError();
       if (this.#closed) throw new ClientClosedError();
-      const body = opts.body;
-      if (body != null && typeof body !== 'string' && !(body instanceof Uint8Array)) {
-        if (!isStreamBody(body)) throw new InvalidArgumentError('body must be a string, a Buffer, a Readable stream or an iterable');
-        this.#send(req, opts, null, body);
-      } else {
-        this.#send(req, opts, body == null ? null : typeof body === 'string' ? Buffer.from(body) : body, null);
-      }
+      this.#send(req, opts, requestBodyParts(opts.body));
     } catch (err) {
       req.fail(err as Error);
       return false;
@@ -186,7 +181,8 @@ export class EngineDispatcher extends Dispatcher implements PoolSink, RequestOwn
     return true;
   }
 
-  #send(req: EngineRequest, opts: DispatchOptions, body: Uint8Array | null, stream: StreamBody | null): void {
+  #send(req: EngineRequest, opts: DispatchOptions, body: RequestBodyParts): void {
+    const stream = body.stream;
     if (req.done) return;
     const method = opts.method;
     if (typeof method !== 'string' || !isToken(method)) throw new InvalidArgumentError('invalid request method');
@@ -200,8 +196,10 @@ export class EngineDispatcher extends Dispatcher implements PoolSink, RequestOwn
     path = withQuery(path, opts.query);
     if (/[^\u0021-\u00ff]/.test(path)) throw new InvalidArgumentError('invalid request path');
     const h = packHeaders(opts.headers);
-    let buf: Buffer | null =
-      body === null ? null : Buffer.isBuffer(body) ? body : Buffer.from(body.buffer, body.byteOffset, body.byteLength);
+    // What the body's form implies (a Blob's type and size, a FormData boundary), unless set.
+    if (body.contentType !== null && !h.contentType) h.packed += `content-type\0${body.contentType}\0`;
+    if (body.length !== null && h.contentLength === null) h.contentLength = body.length;
+    let buf = body.bytes;
     if (buf === null && stream === null && EXPECTS_PAYLOAD.has(method)) buf = Buffer.alloc(0);
     if (stream === null && h.contentLength !== null && (buf?.length ?? 0) !== h.contentLength) {
       throw new RequestContentLengthMismatchError();
