@@ -11,7 +11,7 @@ import type {
   PipelineHandler,
   PipelineOptions,
 } from '../dispatcher/types.js';
-import { ApiHandler } from './api-handler.js';
+import { ApiHandler, responseHeaders } from './api-handler.js';
 import { destroyRequestBody, type RequestDispatcher } from './request.js';
 
 function noop(): void {}
@@ -95,7 +95,7 @@ export class PipelineDispatchHandler extends ApiHandler implements DispatchHandl
     try {
       out = this.asyncResource.runInAsyncScope(this.handler, null, {
         statusCode,
-        headers: headers as IncomingHttpHeaders,
+        headers: responseHeaders(this.responseHeaders, controller, headers) as IncomingHttpHeaders,
         opaque: this.opaque,
         body: res,
         context: this.context as object,

@@ -12,7 +12,7 @@ import type {
   StreamData,
   StreamFactory,
 } from '../dispatcher/types.js';
-import { ApiHandler } from './api-handler.js';
+import { ApiHandler, responseHeaders } from './api-handler.js';
 import { destroyRequestBody, type RequestDispatcher } from './request.js';
 
 // A method type, so a callback typed for a specific opaque stays assignable (bivariant check).
@@ -62,7 +62,7 @@ export class StreamHandler extends ApiHandler implements DispatchHandler {
     try {
       res = this.asyncResource.runInAsyncScope(this.factory, null, {
         statusCode,
-        headers: headers as IncomingHttpHeaders,
+        headers: responseHeaders(this.responseHeaders, controller, headers) as IncomingHttpHeaders,
         opaque: this.opaque,
         context: this.context as object,
         onInfo: this.onInfo,

@@ -11,17 +11,18 @@ import { answer, destroyArgs } from './lifecycle.js';
 import { detachedController } from '../handler/detached-controller.js';
 
 export interface AgentOptions extends PoolOptions {
-  factory?: (origin: URL, opts: object) => Dispatcher;
+  /** Makes the dispatcher for an origin, given as a string (`http://host:port`) as undici does. */
+  factory?: (origin: string, opts: object) => Dispatcher;
   maxOrigins?: number;
 }
 
-function defaultFactory(origin: URL, opts: AgentOptions): Dispatcher {
+function defaultFactory(origin: string, opts: AgentOptions): Dispatcher {
   return opts.connections === 1 ? new Client(origin, opts) : new Pool(origin, opts);
 }
 
 export class Agent extends Dispatcher {
   readonly #opts: AgentOptions;
-  readonly #factory: (origin: URL, opts: object) => Dispatcher;
+  readonly #factory: (origin: string, opts: object) => Dispatcher;
   readonly #dispatchers = new Map<string, Dispatcher>();
   #closed = false;
   #destroyed = false;
@@ -77,7 +78,7 @@ export class Agent extends Dispatcher {
         toControllerHandler(handler).onResponseError?.(detachedController, new MaxOriginsReachedError());
         return false;
       }
-      d = this.#factory(new URL(key), { ...this.#opts, factory: undefined, maxOrigins: undefined });
+      d = this.#factory(key, { ...this.#opts, factory: undefined, maxOrigins: undefined });
       const forward =
         (event: string) =>
         (origin: URL, targets: Dispatcher[], err?: Error): void => {

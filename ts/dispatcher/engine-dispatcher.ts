@@ -8,6 +8,7 @@ import { engineError, USER_ERROR } from '../native/error-codes.js';
 import { ClientClosedError, ClientDestroyedError, InvalidArgumentError, RequestContentLengthMismatchError } from '../core/errors.js';
 import { isToken, packHeaders, withQuery } from '../core/headers.js';
 import { assertRequestHandler, checkRequestOptions } from '../core/request.js';
+import { parseOrigin, type UrlObject } from '../core/url.js';
 import { toControllerHandler } from '../handler/legacy-handler.js';
 import { Dispatcher } from './dispatcher.js';
 import { answer, destroyArgs } from './lifecycle.js';
@@ -23,6 +24,8 @@ import { emptyStats, type PoolStats } from './stats.js';
 export interface EngineDispatcherOptions {
   socketPath?: string | null;
   pipelining?: number;
+  /** false: a body whose length differs from its content-length header is sent with a warning. */
+  strictContentLength?: boolean;
   keepAliveTimeout?: number;
   keepAliveMaxTimeout?: number;
   keepAliveTimeoutThreshold?: number;
@@ -52,6 +55,8 @@ const STREAM_BODY = 16;
 const DEFAULT_TIMEOUT = 300e3;
 // Methods whose requests carry a payload: an empty one is still announced with content-length: 0.
 const EXPECTS_PAYLOAD = new Set(['POST', 'PUT', 'PATCH']);
+// Methods whose content-length undici never checks against the body.
+const NO_LENGTH = new Set(['GET', 'HEAD', 'OPTIONS', 'TRACE', 'CONNECT']);
 
 function optNumber(v: unknown, name: string, def: number, min = 0): number {
   if (v == null) return def;
@@ -61,21 +66,6 @@ function optNumber(v: unknown, name: string, def: number, min = 0): number {
   return v;
 }
 
-function parseOrigin(url: unknown): URL {
-  let u: URL;
-  try {
-    u = url instanceof URL ? url : new URL(String(url));
-  } catch {
-    throw new InvalidArgumentError('invalid url');
-  }
-  if (!/^https?:$/.test(u.protocol)) {
-    throw new InvalidArgumentError('Invalid URL protocol: the URL must start with `http:` or `https:`.');
-  }
-  if (u.pathname !== '/' && u.pathname !== '' ) throw new InvalidArgumentError('invalid url path');
-  if (u.search || u.hash) throw new InvalidArgumentError('invalid url: search and hash are not allowed');
-  return u;
-}
-
 export class EngineDispatcher extends Dispatcher implements PoolSink, RequestOwner {
   readonly #origin: URL;
   readonly #host: string;
@@ -83,6 +73,7 @@ export class EngineDispatcher extends Dispatcher implements PoolSink, RequestOwn
   readonly #capacity: number;
   readonly #headersTimeout: number;
   readonly #bodyTimeout: number;
+  readonly #strictContentLength: boolean;
   readonly #requests = new Set<EngineRequest>();
   #needDrain = false;
   #closed = false;
@@ -92,12 +83,18 @@ export class EngineDispatcher extends Dispatcher implements PoolSink, RequestOwn
   /** Set when connections are Node sockets from a connector (bridge.ts). */
   readonly #bridge: Bridge | null;
 
-  protected constructor(url: string | URL, opts: EngineDispatcherOptions, connections: number) {
+  protected constructor(url: string | URL | UrlObject, opts: EngineDispatcherOptions, connections: number) {
     super();
     if (opts != null && typeof opts !== 'object') throw new InvalidArgumentError('invalid options');
     this.#origin = parseOrigin(url);
     this.#host = this.#origin.host;
-    const pipelining = optNumber(opts.pipelining, 'pipelining', 1);
+    // pipelining: 0 is undici's way to turn keep-alive off: one request per connection.
+    const noKeepAlive = opts.pipelining === 0;
+    const pipelining = noKeepAlive ? 1 : optNumber(opts.pipelining, 'pipelining', 1);
+    if (opts.strictContentLength != null && typeof opts.strictContentLength !== 'boolean') {
+      throw new InvalidArgumentError('invalid strictContentLength');
+    }
+    this.#strictContentLength = opts.strictContentLength !== false;
     this.#headersTimeout = optNumber(opts.headersTimeout, 'headersTimeout', DEFAULT_TIMEOUT);
     this.#bodyTimeout = optNumber(opts.bodyTimeout, 'bodyTimeout', DEFAULT_TIMEOUT);
     // `base`: the options whose TLS / socket settings apply (none for a buildConnector result).
@@ -124,7 +121,7 @@ export class EngineDispatcher extends Dispatcher implements PoolSink, RequestOwn
         keepAliveTimeoutThreshold: optNumber(opts.keepAliveTimeoutThreshold, 'keepAliveTimeoutThreshold', 2e3),
         maxHeaderSize: optNumber(opts.maxHeaderSize, 'maxHeaderSize', 16384, 1),
         maxResponseSize,
-        maxRequestsPerClient: optNumber(opts.maxRequestsPerClient, 'maxRequestsPerClient', 0),
+        maxRequestsPerClient: noKeepAlive ? 1 : optNumber(opts.maxRequestsPerClient, 'maxRequestsPerClient', 0),
         tls,
         bridged: bridged !== null,
         // undici's connector turns TCP keep-alive on (60 s) unless `keepAlive: false`.
@@ -201,8 +198,12 @@ export class EngineDispatcher extends Dispatcher implements PoolSink, RequestOwn
     if (body.length !== null && h.contentLength === null) h.contentLength = body.length;
     let buf = body.bytes;
     if (buf === null && stream === null && EXPECTS_PAYLOAD.has(method)) buf = Buffer.alloc(0);
-    if (stream === null && h.contentLength !== null && (buf?.length ?? 0) !== h.contentLength) {
-      throw new RequestContentLengthMismatchError();
+    // undici's rule: only a non-empty body of a method that carries one must match its header;
+    // with strictContentLength: false a mismatch is a warning and the body's own length is sent.
+    const length = buf?.length ?? 0;
+    if (stream === null && h.contentLength !== null && length > 0 && length !== h.contentLength && !NO_LENGTH.has(method)) {
+      if (this.#strictContentLength) throw new RequestContentLengthMismatchError();
+      process.emitWarning(new RequestContentLengthMismatchError());
     }
     let extra = '';
     if (opts.upgrade != null) {

@@ -202,7 +202,7 @@ export class EngineRequest implements RequestSink, DispatchController {
 
   onEngineHead(status: number, reason: string, headers: IncomingHeaders, raw: string[]): void {
     if (this.#done || !this.#responseBegins()) return;
-    if (status >= 200) this.#rawHeaders = raw;
+    this.#rawHeaders = raw;
     try {
       this.handler.onResponseStart?.(this, status, headers, reason);
     } catch (err) {

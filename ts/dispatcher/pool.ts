@@ -1,5 +1,6 @@
 // Pool: up to `connections` connections to one origin (undici's Pool), served by the engine.
 import { InvalidArgumentError } from '../core/errors.js';
+import type { UrlObject } from '../core/url.js';
 import { EngineDispatcher, type EngineDispatcherOptions } from './engine-dispatcher.js';
 
 export interface PoolOptions extends EngineDispatcherOptions {
@@ -8,7 +9,7 @@ export interface PoolOptions extends EngineDispatcherOptions {
 }
 
 export class Pool extends EngineDispatcher {
-  constructor(url: string | URL, options: PoolOptions = {}) {
+  constructor(url: string | URL | UrlObject, options: PoolOptions = {}) {
     const connections = options?.connections ?? 0;
     if (typeof connections !== 'number' || !Number.isInteger(connections) || connections < 0) {
       throw new InvalidArgumentError('invalid connections');

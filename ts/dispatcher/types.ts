@@ -49,6 +49,8 @@ export interface RequestOptions<TOpaque = null> extends DispatchOptions {
   signal?: AbortSignalLike | null;
   onInfo?: InfoHandler | null;
   highWaterMark?: number;
+  /** 'raw': headers (and onInfo's) as the flat [name, value, ...] list received. */
+  responseHeaders?: 'raw' | null;
 }
 
 export interface DispatchController {

@@ -819,7 +819,9 @@ fn parse_keep_alive_timeout(value: &[u8]) -> Option<u64> {
         if let [b'"', inner @ .., b'"'] = v {
             v = inner;
         }
-        return parse_decimal(v).and_then(|s| s.checked_mul(1000));
+        // The leading digits count, as undici reads them: `timeout=5s` is 5 seconds.
+        let digits = v.iter().take_while(|b| b.is_ascii_digit()).count();
+        return parse_decimal(v.get(..digits).unwrap_or(&[])).and_then(|s| s.checked_mul(1000));
     }
     None
 }
@@ -1853,6 +1855,8 @@ mod tests {
         assert_eq!(t("max=100, Timeout = 7"), Some(7000));
         assert_eq!(t("timeout=\"3\""), Some(3000));
         assert_eq!(t("timeout=0"), Some(0));
+        assert_eq!(t("timeout=5s"), Some(5000), "a unit suffix after the digits");
+        assert_eq!(t("timeout=12sec, max=3"), Some(12000));
         assert_eq!(t("timeout=abc"), None);
         assert_eq!(t("timeout=-1"), None);
         assert_eq!(t("timeout="), None);
