@@ -129,8 +129,9 @@ describe('Agent', () => {
     req.conn.socket.write(ok('late'));
     expect(await (await pending).body.text()).toBe('late');
     await closing;
+    // Closed, then (as in undici) destroyed once the close finished.
     await expect(agent.request({ origin: srv.origin, path: '/', method: 'GET' })).rejects.toBeInstanceOf(
-      errors.ClientClosedError,
+      errors.ClientDestroyedError,
     );
 
     const agent2 = new Agent();

@@ -89,6 +89,12 @@ class TunnelHandler implements DispatchHandler {
   }
 
   onRequestUpgrade(_c: DispatchController, statusCode: number, headers: IncomingHttpHeaders, socket: Duplex): void {
+    // A switch to no named protocol is no upgrade: the connection cannot be trusted either way.
+    if (this.#what === 'upgrade' && (statusCode !== 101 || headers.upgrade == null)) {
+      socket.destroy();
+      this.#finish(new SocketError('bad upgrade'), null);
+      return;
+    }
     this.#finish(null, socket, statusCode, headers as IncomingHeaders);
   }
 

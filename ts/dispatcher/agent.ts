@@ -7,7 +7,7 @@ import { Client } from './client.js';
 import { Pool, type PoolOptions } from './pool.js';
 import type { DispatchHandler, DispatchOptions } from './types.js';
 import type { PoolStats } from './stats.js';
-import { answer, destroyArgs } from './lifecycle.js';
+import { answer, destroyArgs, refuse } from './lifecycle.js';
 import { detachedController } from '../handler/detached-controller.js';
 
 export interface AgentOptions extends PoolOptions {
@@ -108,8 +108,13 @@ export class Agent extends Dispatcher {
   close(): Promise<void>;
   close(callback: (err: Error | null, data: null) => void): void;
   close(callback?: (err: Error | null, data: null) => void): Promise<void> | void {
+    if (callback !== undefined && typeof callback !== 'function') throw new InvalidArgumentError('invalid callback');
+    // As undici: a dispatcher that finished closing (or was destroyed) is destroyed.
+    if (this.#destroyed) return refuse(new ClientDestroyedError(), callback);
     this.#closed = true;
-    const done = Promise.all([...this.#dispatchers.values()].map((d) => d.close())).then(() => undefined);
+    const done = Promise.all([...this.#dispatchers.values()].map((d) => d.close())).then(() => {
+      this.#destroyed = true;
+    });
     return answer(done, callback);
   }
 
@@ -119,6 +124,7 @@ export class Agent extends Dispatcher {
   destroy(err: Error | null, callback: (err: Error | null, data: null) => void): void;
   destroy(a?: unknown, b?: unknown): Promise<void> | void {
     const [err, callback] = destroyArgs(a, b);
+    if (callback !== undefined && typeof callback !== 'function') throw new InvalidArgumentError('invalid callback');
     this.#closed = true;
     this.#destroyed = true;
     const done = Promise.all([...this.#dispatchers.values()].map((d) => d.destroy(err))).then(() => undefined);

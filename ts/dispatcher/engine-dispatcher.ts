@@ -11,7 +11,7 @@ import { assertRequestHandler, checkRequestOptions } from '../core/request.js';
 import { parseOrigin, type UrlObject } from '../core/url.js';
 import { toControllerHandler } from '../handler/legacy-handler.js';
 import { Dispatcher } from './dispatcher.js';
-import { answer, destroyArgs } from './lifecycle.js';
+import { answer, destroyArgs, refuse } from './lifecycle.js';
 import { EngineRequest, type RequestOwner } from './engine-request.js';
 import { pumpBody } from './body-pump.js';
 import { requestBodyParts, type RequestBodyParts } from '../core/request-body.js';
@@ -277,6 +277,7 @@ export class EngineDispatcher extends Dispatcher implements PoolSink, RequestOwn
   }
 
   #finishClose(): void {
+    this.#destroyed = true;
     this.#native.destroy();
     forgetPool(this.#native);
     this.#bridge?.destroy();
@@ -289,8 +290,9 @@ export class EngineDispatcher extends Dispatcher implements PoolSink, RequestOwn
   close(callback: (err: Error | null, data: null) => void): void;
   close(callback?: (err: Error | null, data: null) => void): Promise<void> | void {
     if (callback !== undefined && typeof callback !== 'function') throw new InvalidArgumentError('invalid callback');
+    // As undici: a dispatcher that finished closing (or was destroyed) is destroyed.
+    if (this.#destroyed) return refuse(new ClientDestroyedError(), callback);
     const done = new Promise<void>((resolve) => {
-      if (this.#destroyed) return queueMicrotask(resolve);
       this.#closeWaiters.push(resolve);
       if (!this.#closed) {
         this.#closed = true;
