@@ -58,7 +58,7 @@ describe('getSnapshotInfo, resetCallCounts, deleteSnapshot', () => {
     expect(agent.getSnapshotInfo(req)!.callCount).toBe(1);
     agent.resetCallCounts();
     expect(await get(agent, '/seq')).toEqual([200, 'first']);
-    expect(agent.getSnapshotInfo({ origin: ORIGIN, path: '/other' })).toBeNull();
+    expect(agent.getSnapshotInfo({ origin: ORIGIN, path: '/other', method: 'GET' })).toBeNull();
     expect(agent.deleteSnapshot(req)).toBe(true);
     expect(agent.deleteSnapshot(req)).toBe(false);
     expect(agent.getSnapshotInfo(req)).toBeNull();
