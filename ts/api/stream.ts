@@ -51,7 +51,21 @@ export class StreamHandler extends ApiHandler implements DispatchHandler {
     this.factory = factory;
   }
 
+  /** Chunks that arrived while the Writable needed drain; written on its 'drain', in order. */
+  #queued: Buffer[] = [];
+  /** The response ended while chunks were queued: end the Writable once they are written. */
+  #endQueued = false;
+
   readonly #onDrain = (): void => {
+    const res = this.res;
+    if (res === null) return;
+    while (this.#queued.length > 0 && res.writableNeedDrain !== true) res.write(this.#queued.shift()!);
+    if (this.#queued.length > 0) return;
+    if (this.#endQueued) {
+      this.#endQueued = false;
+      res.end();
+      return;
+    }
     this.controller?.resume();
   };
 
@@ -82,7 +96,14 @@ export class StreamHandler extends ApiHandler implements DispatchHandler {
 
   onResponseData(controller: DispatchController, chunk: Buffer): void {
     const res = this.res;
-    if (res !== null && !this.done && res.write(chunk) === false) controller.pause();
+    if (res === null || this.done) return;
+    // Never write into a Writable that asked to drain (a chunk may still arrive after pause()).
+    if (this.#queued.length > 0 || res.writableNeedDrain === true) {
+      this.#queued.push(chunk);
+      controller.pause();
+      return;
+    }
+    if (res.write(chunk) === false) controller.pause();
   }
 
   onResponseEnd(_controller: DispatchController, trailers: IncomingHeaders): void {
@@ -96,8 +117,9 @@ export class StreamHandler extends ApiHandler implements DispatchHandler {
       }
     }
     const res = this.res;
-    if (res !== null) res.end();
-    else this.deliver(new RequestAbortedError('response ended before its headers were received'));
+    if (res === null) this.deliver(new RequestAbortedError('response ended before its headers were received'));
+    else if (this.#queued.length > 0) this.#endQueued = true;
+    else res.end();
   }
 
   onResponseError(_controller: DispatchController | null, err: Error): void {

@@ -1,8 +1,9 @@
 // Feeds a streamed request body (a Readable, an async or a sync iterable) into the engine.
 //
-// - The request goes to the engine only once the source produced its first chunk (undici also
-//   writes the head together with the first chunk): a source that fails before that fails the
-//   request with nothing on the wire; one that fails later aborts it, which closes its connection.
+// - An iterable's request goes to the engine only once it produced its first chunk (undici also
+//   writes the head together with the first chunk): one that fails before that fails the request
+//   with nothing on the wire; one that fails later aborts it, which closes its connection. A
+//   Readable's request goes at once: pipeline() users may read the response before writing.
 // - Always-ready sources (generators, arrays) never starve the event loop: the pump yields a
 //   macrotask every YIELD_BYTES, so engine events (a response that ended early) get through.
 // - When the request settles (completed, failed or aborted), the source is released: a Readable
@@ -49,12 +50,13 @@ function iteratorOf(source: StreamBody): AnyIterator {
 
 /**
  * Runs the body of `req`. `dispatchHead(first)` hands the request to the engine with the first
- * chunk (null: the source was empty) and returns false when the engine refused it.
+ * chunk (null: the source was empty; undefined: streamed, nothing read yet) and returns false
+ * when the engine refused it.
  */
 export async function pumpBody(
   req: EngineRequest,
   source: StreamBody,
-  dispatchHead: (first: Buffer | null) => boolean,
+  dispatchHead: (first: Buffer | null | undefined) => boolean,
 ): Promise<void> {
   const it = iteratorOf(source);
   let finished = false;
@@ -77,20 +79,28 @@ export async function pumpBody(
   };
   req.onSettle = release;
 
-  let first: Buffer | null;
-  try {
-    first = await pull(it);
-  } catch (err) {
-    // Nothing was written yet: the request simply fails.
-    req.fail(err as Error);
-    return;
+  let budget = 0;
+  if (source instanceof Readable) {
+    if (!dispatchHead(undefined)) {
+      finished = true;
+      return;
+    }
+  } else {
+    let first: Buffer | null;
+    try {
+      first = await pull(it);
+    } catch (err) {
+      // Nothing was written yet: the request simply fails.
+      req.fail(err as Error);
+      return;
+    }
+    if (req.done) return;
+    if (!dispatchHead(first) || first === null) {
+      finished = true;
+      return;
+    }
+    budget = first.length + MIN_CHUNK_COST;
   }
-  if (req.done) return;
-  if (!dispatchHead(first) || first === null) {
-    finished = true;
-    return;
-  }
-  let budget = first.length + MIN_CHUNK_COST;
   try {
     for (;;) {
       if (budget >= YIELD_BYTES) {

@@ -232,7 +232,7 @@ export class EngineDispatcher extends Dispatcher implements PoolSink, RequestOwn
     void pumpBody(req, stream, (first) => {
       if (first !== null) {
         if (!this.#hand(req, head, null, flags, headersTimeout, bodyTimeout, h.contentLength ?? -1)) return false;
-        req.writeBody(first);
+        if (first !== undefined) req.writeBody(first);
         return true;
       }
       // An empty source: a request without a body, framed as one.
