@@ -106,3 +106,34 @@ describe('pipeline()', () => {
     expect(bytes).toBe(4096);
   });
 });
+
+describe('body.text() alongside other readers', () => {
+  it("leaves other 'data' listeners fed", async () => {
+    const client = await server(8 * 1024);
+    const { body } = await client.request({ path: '/', method: 'GET' });
+    let seen = 0;
+    body.on('data', (c: Buffer) => (seen += c.length));
+    const text = await body.text();
+    expect(text.length).toBe(8 * 1024);
+    expect(seen).toBe(8 * 1024);
+    expect(body.bodyUsed).toBe(true);
+  });
+
+  it('keeps multi-byte characters whole after setEncoding', async () => {
+    // '€' is three bytes; the server splits one across two writes.
+    const euro = Buffer.from('€');
+    const srv = cleanup.add(
+      await httpServer((req, res) => {
+        req.resume();
+        res.write(Buffer.concat([Buffer.from('a'), euro.subarray(0, 1)]));
+        setTimeout(() => res.end(Buffer.concat([euro.subarray(1), Buffer.from('b')])), 20);
+      }),
+    );
+    const client = cleanup.add(new Client(srv.origin));
+    const { body } = await client.request({ path: '/', method: 'GET' });
+    body.setEncoding('utf8');
+    // Let the first write arrive and sit in the decoder before text() is called.
+    await new Promise((resolve) => body.once('readable', resolve));
+    expect(await body.text()).toBe('a€b');
+  });
+});
