@@ -1,7 +1,7 @@
 // RoundRobinPool: Clients made on demand up to `connections`, requests given to them in turn.
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { once } from 'node:events';
-import { Client, RoundRobinPool, errors } from '../ts/index.js';
+import { Client, Pool, RoundRobinPool, errors } from '../ts/index.js';
 import type { Dispatcher } from '../ts/index.js';
 import { Cleanup, ok, scriptServer, type RawRequest } from './fixtures/h1.js';
 
@@ -66,5 +66,41 @@ describe('RoundRobinPool', () => {
     await pool.destroy();
     await expect(pool.request({ path: '/', method: 'GET' })).rejects.toBeInstanceOf(errors.ClientDestroyedError);
     await expect(pool.close()).rejects.toBeInstanceOf(errors.ClientDestroyedError);
+  });
+});
+
+describe("Pool with undici's factory / clientTtl options", () => {
+  it('builds its connections through factory, and reports their events with itself first', async () => {
+    const srv = cleanup.add(await scriptServer((req) => req.conn.socket.write(ok(req.path))));
+    const made: unknown[] = [];
+    const pool = cleanup.add(
+      new Pool(srv.origin, {
+        connections: 2,
+        factory: (origin, opts) => {
+          made.push(origin);
+          return new Client(origin, opts);
+        },
+      }),
+    );
+    const connected = once(pool, 'connect');
+    expect(await (await pool.request({ path: '/f', method: 'GET' })).body.text()).toBe('/f');
+    const [, targets] = await connected;
+    expect(made).toHaveLength(1);
+    expect((targets as Dispatcher[])[0]).toBe(pool);
+    expect(pool.stats.connected).toBe(1);
+  });
+
+  it('retires a Client older than clientTtl when its turn comes', async () => {
+    vi.useFakeTimers({ toFake: ['Date'] });
+    try {
+      const srv = cleanup.add(await scriptServer((req) => req.conn.socket.write(ok(req.path))));
+      const pool = cleanup.add(new Pool(srv.origin, { clientTtl: 1000 }));
+      await (await pool.request({ path: '/1', method: 'GET' })).body.text();
+      vi.setSystemTime(Date.now() + 5000);
+      await (await pool.request({ path: '/2', method: 'GET' })).body.text();
+      expect(srv.requests.map((r) => r.conn.index)).toEqual([0, 1]);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });

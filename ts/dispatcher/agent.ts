@@ -10,14 +10,14 @@ import type { PoolStats } from './stats.js';
 import { answer, destroyArgs, refuse } from './lifecycle.js';
 import { detachedController } from '../handler/detached-controller.js';
 
-export interface AgentOptions extends PoolOptions {
+export interface AgentOptions extends Omit<PoolOptions, 'factory'> {
   /** Makes the dispatcher for an origin, given as a string (`http://host:port`) as undici does. */
   factory?: (origin: string, opts: object) => Dispatcher;
   maxOrigins?: number;
 }
 
 function defaultFactory(origin: string, opts: AgentOptions): Dispatcher {
-  return opts.connections === 1 ? new Client(origin, opts) : new Pool(origin, opts);
+  return opts.connections === 1 ? new Client(origin, opts) : new Pool(origin, opts as PoolOptions);
 }
 
 export class Agent extends Dispatcher {
