@@ -578,6 +578,8 @@ describe.each(paths)('requests over the $name path', ({ secure, bridged, opts })
         onRequestStart(ctl) {
           controller = ctl;
         },
+        // Required of a handler (undici checks it at dispatch).
+        onResponseStart() {},
         onResponseData(ctl, chunk) {
           if (bytes === 0) ctl.pause();
           bytes += chunk.length;

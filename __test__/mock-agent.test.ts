@@ -47,7 +47,7 @@ describe('new MockAgent(options)', () => {
   it('rejects an agent option without dispatch', () => {
     expect(() => new MockAgent({ agent: {} as Dispatcher })).toThrow(errors.InvalidArgumentError);
     expect(() => new MockAgent({ agent: {} as Dispatcher })).toThrow(
-      'options.agent must be a dispatcher (an object with a dispatch method)',
+      'Argument opts.agent must implement Agent',
     );
   });
 
@@ -266,7 +266,7 @@ describe('net connect', () => {
   it('rejects an unsupported matcher', () => {
     const agent = mockAgent();
     expect(() => agent.enableNetConnect(5 as unknown as string)).toThrow(
-      'enableNetConnect(matcher): matcher must be a string, a RegExp or a function, got number',
+      'Unsupported matcher. Must be one of String|Function|RegExp.',
     );
   });
 });

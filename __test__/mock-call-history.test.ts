@@ -171,10 +171,10 @@ describe('MockCallHistory', () => {
 
   it('nthCall validates its position', async () => {
     const history = await withCalls();
-    expect(() => history.nthCall('1' as unknown as number)).toThrow('nthCall(position): position must be a number, got string');
-    expect(() => history.nthCall(1.5)).toThrow('nthCall(position): position must be an integer, got 1.5');
+    expect(() => history.nthCall('1' as unknown as number)).toThrow('nthCall must be called with a number');
+    expect(() => history.nthCall(1.5)).toThrow('nthCall must be called with an integer');
     expect(() => history.nthCall(0)).toThrow(
-      'nthCall(position): position is 1-based and must be positive, got 0; use firstCall() or lastCall()',
+      'nthCall must be called with a positive value. use firstCall or lastCall instead',
     );
     expect(() => history.nthCall(-1)).toThrow(errors.InvalidArgumentError);
   });

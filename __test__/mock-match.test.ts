@@ -184,7 +184,7 @@ describe('what a miss says', () => {
   it('names the stage where every interceptor dropped out, as undici does', async () => {
     const { agent, pool } = setup();
     pool.intercept({ path: '/foo', method: 'POST', body: 'hello', headers: { 'x-a': 'b' } }).reply(200).persist();
-    const tail = `: subsequent request to origin ${ORIGIN} was not allowed (net.connect disabled)`;
+    const tail = `: subsequent request to origin ${ORIGIN} was not allowed (net.connect disabled), 1 interceptor(s) remaining out of 1 defined`;
     expect((await miss(agent, '/bar')).split('\n')[0]).toBe(`Mock dispatch not matched for path '/bar'${tail}`);
     expect((await miss(agent, '/foo', { method: 'PUT' })).split('\n')[0]).toBe(
       `Mock dispatch not matched for method 'PUT' on path '/foo'${tail}`,

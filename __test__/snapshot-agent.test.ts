@@ -263,8 +263,8 @@ describe('operations', () => {
 
   it('saveSnapshots() and loadSnapshots() without any path reject', async () => {
     const a = agent();
-    await expect(a.saveSnapshots()).rejects.toThrow('saveSnapshots: give a file path or set options.snapshotPath');
-    await expect(a.loadSnapshots()).rejects.toThrow('loadSnapshots: give a file path or set options.snapshotPath');
+    await expect(a.saveSnapshots()).rejects.toThrow(new errors.InvalidArgumentError('Snapshot path is required'));
+    await expect(a.loadSnapshots()).rejects.toThrow(new errors.InvalidArgumentError('Snapshot path is required'));
   });
 
   it('clearSnapshots() forgets everything held', async () => {

@@ -142,9 +142,9 @@ describe('loading', () => {
     const a = agent({ snapshotPath: file, mode: 'playback' });
     const first = collect(a, s.origin);
     expect(typeof first.returned).toBe('boolean');
-    expect((await first.error).message).toMatch(new RegExp(`^Snapshot file ${file} is not valid JSON: `));
-    await expect(get(a, s.origin, '/static')).rejects.toThrow(`Snapshot file ${file} is not valid JSON`);
-    await expect(a.loadSnapshots()).rejects.toThrow('is not valid JSON');
+    expect((await first.error).message).toMatch(new RegExp(`^Failed to load snapshots from ${file}: not valid JSON: `));
+    await expect(get(a, s.origin, '/static')).rejects.toThrow(`Failed to load snapshots from ${file}: not valid JSON`);
+    await expect(a.loadSnapshots()).rejects.toThrow('not valid JSON');
   });
 
   it('names the entry and the field of a malformed snapshot', async () => {
@@ -181,7 +181,7 @@ describe('loading', () => {
     const a = agent({ snapshotPath: tmp.dir, mode: 'update' });
     const { returned, error } = collect(a, s.origin);
     expect(returned).toBe(true);
-    expect((await error).message).toMatch(new RegExp(`^Cannot read snapshot file ${tmp.dir}: `));
+    expect((await error).message).toMatch(new RegExp(`^Failed to load snapshots from ${tmp.dir}: `));
     expect(s.seen).toHaveLength(0);
   });
 
@@ -204,7 +204,7 @@ describe('loading', () => {
     const bad = tmp.file('bad.json');
     writeFileSync(bad, 'nope');
     const a = agent({ snapshotPath: bad, mode: 'playback' });
-    await expect(get(a, s.origin, '/static')).rejects.toThrow('is not valid JSON');
+    await expect(get(a, s.origin, '/static')).rejects.toThrow('not valid JSON');
     await a.loadSnapshots(good);
     expect(await get(a, s.origin, '/static')).toBe('static GET /static');
   });

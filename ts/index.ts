@@ -30,6 +30,7 @@ export { SnapshotAgent } from './mock/snapshot-agent.js';
 export { SnapshotRecorder } from './mock/snapshot-recorder.js';
 export type { SnapshotEntry, SnapshotRecord, SnapshotRequest, SnapshotResponse, SnapshotHeaders } from './mock/snapshot-format.js';
 export { BalancedPool, type BalancedPoolOptions } from './dispatcher/balanced-pool.js';
+export { RoundRobinPool, type RoundRobinPoolOptions } from './dispatcher/round-robin-pool.js';
 export type { PoolStats } from './dispatcher/stats.js';
 export { buildConnector, type Connector, type ConnectorBuildOptions, type ConnectorOptions, type ConnectorCallback } from './core/connector.js';
 export { interceptors } from './interceptor/index.js';

@@ -12,6 +12,16 @@ import { abortReason, destroyRequestBody, isEventTarget } from './request.js';
 
 export type InfoCallback = (info: { statusCode: number; headers: IncomingHeaders }) => void;
 
+/**
+ * The headers an API hands out: the parsed map, or with `responseHeaders: 'raw'` the flat
+ * [name, value, ...] list as received (undici's option), for 1xx and final responses alike.
+ */
+export function responseHeaders(mode: unknown, controller: DispatchController, headers: IncomingHeaders): IncomingHeaders {
+  if (mode !== 'raw') return headers;
+  const raw = controller.rawHeaders ?? [];
+  return raw.map((b) => b.toString('latin1')) as unknown as IncomingHeaders;
+}
+
 /** Throws InvalidArgumentError for what request(), stream() and pipeline() all refuse. */
 export function checkApiOptions(opts: RequestOptions<unknown>): void {
   const { signal, method, onInfo } = opts;
@@ -30,6 +40,7 @@ export abstract class ApiHandler {
   readonly opaque: unknown;
   readonly onInfo: InfoCallback | null;
   readonly requestBody: unknown;
+  readonly responseHeaders: unknown;
   controller: DispatchController | null = null;
   context: object | null = null;
   /** An abort that arrived before the request started; applied in onRequestStart. */
@@ -45,6 +56,7 @@ export abstract class ApiHandler {
     this.opaque = opts.opaque ?? null;
     this.onInfo = opts.onInfo ?? null;
     this.requestBody = opts.body;
+    this.responseHeaders = opts.responseHeaders;
     const signal = opts.signal;
     if (signal == null) return;
     if ((signal as AbortSignal).aborted === true) {
@@ -82,7 +94,7 @@ export abstract class ApiHandler {
     const onInfo = this.onInfo;
     if (onInfo !== null) {
       try {
-        onInfo({ statusCode, headers });
+        onInfo({ statusCode, headers: responseHeaders(this.responseHeaders, controller, headers) });
       } catch (err) {
         controller.abort(err as Error);
       }

@@ -76,6 +76,8 @@ export class BodyReadable extends Readable {
   /** The producer pushed null: every byte of the body has arrived. */
   #complete = false;
   #consumer: Consumer | null = null;
+  /** A mixin consumer reading through 'data' events (see #consumeFlowing). */
+  #flowing = false;
   #web: ReadableStream<Uint8Array> | null = null;
 
   constructor(opts: BodyReadableOptions) {
@@ -160,7 +162,7 @@ export class BodyReadable extends Readable {
 
   /** True once the body has been read from, consumed, or torn down before its end. */
   get bodyUsed(): boolean {
-    return this.#consumer !== null || this.readableDidRead || this.readableAborted;
+    return this.#consumer !== null || this.#flowing || this.readableDidRead || this.readableAborted;
   }
 
   /** A web ReadableStream view of the same bytes, created on first access. */
@@ -266,6 +268,7 @@ export class BodyReadable extends Readable {
   #consume(kind: ConsumeKind): Promise<unknown> {
     if (
       this.#consumer !== null ||
+      this.#flowing ||
       (this.#web !== null && this.#web.locked) ||
       this.readableDidRead ||
       this.readableAborted
@@ -276,6 +279,7 @@ export class BodyReadable extends Readable {
     // Failures reach the consumer through _destroy; don't let them also surface as an
     // unhandled 'error' event.
     this.on('error', noop);
+    if (this.readableEncoding !== null || this.listenerCount('data') > 0) return this.#consumeFlowing(kind);
 
     // Take whatever the Readable buffered before the consumer arrived. The consumer is installed
     // only afterwards: read() may call _read(), and a producer that pushes synchronously from
@@ -313,6 +317,43 @@ export class BodyReadable extends Readable {
       // this also resumes a paused producer.
       this.resume();
     }
+    return promise;
+  }
+
+  /**
+   * The consumer for a body someone else also reads ('data' listeners) or decodes (setEncoding):
+   * it reads through 'data' events like any listener, so the others stay fed and the decoder
+   * hands out whole characters.
+   */
+  #consumeFlowing(kind: ConsumeKind): Promise<unknown> {
+    this.#flowing = true;
+    const promise = new Promise(captureResolvers);
+    const consumer: Consumer = {
+      kind,
+      chunks: [],
+      length: 0,
+      resolve: pendingResolve!,
+      reject: pendingReject!,
+      signal: null,
+      onAbort: null,
+    };
+    pendingResolve = pendingReject = null;
+    const encoding = this.readableEncoding ?? 'utf8';
+    this.on('data', (chunk: Buffer | string) => {
+      if (consumer.chunks === null) return;
+      const buf = typeof chunk === 'string' ? Buffer.from(chunk, encoding) : chunk;
+      consumer.chunks.push(buf);
+      consumer.length += buf.length;
+    });
+    this.once('end', () => {
+      if (consumer.chunks !== null) this.#settle(consumer);
+    });
+    this.once('close', () => {
+      if (consumer.chunks === null) return;
+      consumer.chunks = null;
+      consumer.reject(this.errored ?? new RequestAbortedError());
+    });
+    this.resume();
     return promise;
   }
 

@@ -11,23 +11,35 @@ import type {
   PipelineHandler,
   PipelineOptions,
 } from '../dispatcher/types.js';
-import { ApiHandler } from './api-handler.js';
+import { ApiHandler, responseHeaders } from './api-handler.js';
 import { destroyRequestBody, type RequestDispatcher } from './request.js';
 
 function noop(): void {}
 
+/** undici asks only for `.on` of what the handler returns; pause / resume are used when present. */
 function isReadable(value: unknown): value is Readable {
-  return (
-    value !== null &&
-    typeof value === 'object' &&
-    typeof (value as Readable).on === 'function' &&
-    typeof (value as Readable).pause === 'function' &&
-    typeof (value as Readable).resume === 'function'
-  );
+  return value !== null && typeof value === 'object' && typeof (value as Readable).on === 'function';
+}
+
+/** Calls `done` once when `out` ends, errors or closes (finished() wants a real stream). */
+function whenDone(out: Pick<Readable, 'on'>, done: (err: Error | null) => void): void {
+  let called = false;
+  const once = (err: Error | null): void => {
+    if (called) return;
+    called = true;
+    done(err);
+  };
+  if (out instanceof Readable) {
+    finished(out, { writable: false }, (err) => once(err ?? null));
+    return;
+  }
+  out.on('end', () => once(null));
+  out.on('error', (err: Error) => once(err));
+  out.on('close', () => once(null));
 }
 
 function destroyStream(stream: Readable | null, err: Error | null): void {
-  if (stream === null || stream.destroyed) return;
+  if (stream === null || stream.destroyed || typeof stream.destroy !== 'function') return;
   stream.on('error', noop);
   stream.destroy(err ?? undefined);
 }
@@ -43,6 +55,8 @@ export class PipelineDispatchHandler extends ApiHandler implements DispatchHandl
   res: Readable | null = null;
   /** The stream the handler returned; `ret` reads from it. */
   out: Readable | null = null;
+  /** The response ended: nothing written from now on is sent. */
+  completed = false;
   /** A write to `ret` waiting for the request body to be read. */
   #pendingWrite: ((err?: Error | null) => void) | null = null;
 
@@ -60,10 +74,12 @@ export class PipelineDispatchHandler extends ApiHandler implements DispatchHandl
       readableObjectMode: opts.objectMode === true,
       autoDestroy: true,
       read: () => {
-        this.out?.resume();
+        this.out?.resume?.();
       },
       write: (chunk: Buffer, encoding: BufferEncoding, callback: (err?: Error | null) => void) => {
-        if (this.req.destroyed) callback(this.reason ?? new RequestAbortedError());
+        // Once the response is complete the request body has no reader: writes are discarded.
+        if (this.completed) callback();
+        else if (this.req.destroyed) callback(this.reason ?? new RequestAbortedError());
         else if (this.req.push(chunk, encoding)) callback();
         else this.#pendingWrite = callback;
       },
@@ -95,7 +111,7 @@ export class PipelineDispatchHandler extends ApiHandler implements DispatchHandl
     try {
       out = this.asyncResource.runInAsyncScope(this.handler, null, {
         statusCode,
-        headers: headers as IncomingHttpHeaders,
+        headers: responseHeaders(this.responseHeaders, controller, headers) as IncomingHttpHeaders,
         opaque: this.opaque,
         body: res,
         context: this.context as object,
@@ -113,9 +129,9 @@ export class PipelineDispatchHandler extends ApiHandler implements DispatchHandl
     this.out = out;
     const ret = this.ret;
     out.on('data', (chunk: unknown) => {
-      if (!ret.push(chunk)) out.pause();
+      if (!ret.push(chunk)) out.pause?.();
     });
-    finished(out, { writable: false }, (err) => {
+    whenDone(out, (err) => {
       if (err) ret.destroy(err);
       else if (!ret.destroyed) ret.push(null);
     });
@@ -128,8 +144,13 @@ export class PipelineDispatchHandler extends ApiHandler implements DispatchHandl
 
   onResponseEnd(): void {
     if (this.done) return;
+    this.completed = true;
     this.settle(null);
     this.res?.push(null);
+    // A write waiting for the request body to be read is discarded too.
+    const pending = this.#pendingWrite;
+    this.#pendingWrite = null;
+    pending?.();
   }
 
   onResponseError(_controller: DispatchController | null, err: Error): void {

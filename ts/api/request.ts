@@ -17,6 +17,7 @@ import type {
   ResponseData,
 } from '../dispatcher/types.js';
 import { BodyReadable, type BodyReadableOptions } from './body.js';
+import { responseHeaders } from './api-handler.js';
 
 // Declared through a method so its parameters are checked bivariantly: a callback typed for a
 // specific opaque type stays assignable where the dispatcher forwards it generically.
@@ -89,6 +90,7 @@ export class RequestHandler implements DispatchHandler, BodyReadableOptions {
   readonly opaque: unknown;
   readonly onInfo: InfoCallback | null;
   readonly highWaterMark: number | undefined;
+  readonly responseHeaders: unknown;
   /** Handed out empty with the response; filled in place when the body ends. */
   readonly trailers: Record<string, string> = {};
 
@@ -146,6 +148,7 @@ export class RequestHandler implements DispatchHandler, BodyReadableOptions {
     this.opaque = opaque ?? null;
     this.onInfo = onInfo ?? null;
     this.highWaterMark = highWaterMark ?? undefined;
+    this.responseHeaders = opts.responseHeaders;
     this.callback = callback;
     // Callbacks run from the engine's event loop turn; keep the caller's async context for them.
     // (The promise form gets this for free from await.)
@@ -187,7 +190,7 @@ export class RequestHandler implements DispatchHandler, BodyReadableOptions {
       const onInfo = this.onInfo;
       if (onInfo !== null) {
         try {
-          onInfo({ statusCode, headers });
+          onInfo({ statusCode, headers: responseHeaders(this.responseHeaders, controller, headers) });
         } catch (err) {
           controller.abort(err as Error);
         }
@@ -206,7 +209,7 @@ export class RequestHandler implements DispatchHandler, BodyReadableOptions {
     const data: AnyResponseData = {
       statusCode,
       statusText: statusMessage ?? '',
-      headers,
+      headers: responseHeaders(this.responseHeaders, controller, headers),
       body,
       trailers: this.trailers,
       opaque: this.opaque,
@@ -420,13 +423,18 @@ export function request(
     return promise;
   }
 
-  if (typeof callback !== 'function') throw new InvalidArgumentError('invalid callback');
-
   let handler: RequestHandler;
   try {
+    // Options first, then the callback (undici's order); a refused body stream is destroyed.
     if (opts === null || typeof opts !== 'object') throw new InvalidArgumentError('invalid opts');
+    if (typeof callback !== 'function') {
+      const err = new InvalidArgumentError('invalid callback');
+      destroyRequestBody(opts.body, err);
+      throw err;
+    }
     handler = new RequestHandler(opts, callback);
   } catch (err) {
+    if (typeof callback !== 'function') throw err;
     const data = { opaque: (opts as { opaque?: unknown } | null)?.opaque } as AnyResponseData;
     queueMicrotask(() => callback(err as Error, data));
     return;

@@ -12,7 +12,7 @@ import type {
   StreamData,
   StreamFactory,
 } from '../dispatcher/types.js';
-import { ApiHandler } from './api-handler.js';
+import { ApiHandler, responseHeaders } from './api-handler.js';
 import { destroyRequestBody, type RequestDispatcher } from './request.js';
 
 // A method type, so a callback typed for a specific opaque stays assignable (bivariant check).
@@ -51,7 +51,21 @@ export class StreamHandler extends ApiHandler implements DispatchHandler {
     this.factory = factory;
   }
 
+  /** Chunks that arrived while the Writable needed drain; written on its 'drain', in order. */
+  #queued: Buffer[] = [];
+  /** The response ended while chunks were queued: end the Writable once they are written. */
+  #endQueued = false;
+
   readonly #onDrain = (): void => {
+    const res = this.res;
+    if (res === null) return;
+    while (this.#queued.length > 0 && res.writableNeedDrain !== true) res.write(this.#queued.shift()!);
+    if (this.#queued.length > 0) return;
+    if (this.#endQueued) {
+      this.#endQueued = false;
+      res.end();
+      return;
+    }
     this.controller?.resume();
   };
 
@@ -62,7 +76,7 @@ export class StreamHandler extends ApiHandler implements DispatchHandler {
     try {
       res = this.asyncResource.runInAsyncScope(this.factory, null, {
         statusCode,
-        headers: headers as IncomingHttpHeaders,
+        headers: responseHeaders(this.responseHeaders, controller, headers) as IncomingHttpHeaders,
         opaque: this.opaque,
         context: this.context as object,
         onInfo: this.onInfo,
@@ -82,7 +96,14 @@ export class StreamHandler extends ApiHandler implements DispatchHandler {
 
   onResponseData(controller: DispatchController, chunk: Buffer): void {
     const res = this.res;
-    if (res !== null && !this.done && res.write(chunk) === false) controller.pause();
+    if (res === null || this.done) return;
+    // Never write into a Writable that asked to drain (a chunk may still arrive after pause()).
+    if (this.#queued.length > 0 || res.writableNeedDrain === true) {
+      this.#queued.push(chunk);
+      controller.pause();
+      return;
+    }
+    if (res.write(chunk) === false) controller.pause();
   }
 
   onResponseEnd(_controller: DispatchController, trailers: IncomingHeaders): void {
@@ -96,8 +117,9 @@ export class StreamHandler extends ApiHandler implements DispatchHandler {
       }
     }
     const res = this.res;
-    if (res !== null) res.end();
-    else this.deliver(new RequestAbortedError('response ended before its headers were received'));
+    if (res === null) this.deliver(new RequestAbortedError('response ended before its headers were received'));
+    else if (this.#queued.length > 0) this.#endQueued = true;
+    else res.end();
   }
 
   onResponseError(_controller: DispatchController | null, err: Error): void {
@@ -167,9 +189,11 @@ function dispatchStream(dispatcher: RequestDispatcher, opts: RequestOptions<unkn
   }
 }
 
-function createHandler(opts: RequestOptions<unknown>, factory: StreamFactory<unknown>): StreamHandler {
+/** Checks in undici's order: options, then the callback (when one is expected), then the factory. */
+function createHandler(opts: RequestOptions<unknown>, factory: StreamFactory<unknown>, callback?: unknown): StreamHandler {
+  if (opts === null || typeof opts !== 'object') throw new InvalidArgumentError('invalid opts');
   try {
-    if (opts === null || typeof opts !== 'object') throw new InvalidArgumentError('invalid opts');
+    if (callback !== undefined && typeof callback !== 'function') throw new InvalidArgumentError('invalid callback');
     if (typeof factory !== 'function') throw new InvalidArgumentError('invalid factory');
     return new StreamHandler(opts, factory);
   } catch (err) {
@@ -215,11 +239,11 @@ export function stream(
     return promise;
   }
 
-  if (typeof callback !== 'function') throw new InvalidArgumentError('invalid callback');
   let handler: StreamHandler;
   try {
-    handler = createHandler(opts, factory);
+    handler = createHandler(opts, factory, callback);
   } catch (err) {
+    if (typeof callback !== 'function') throw err;
     const data = { opaque: (opts as { opaque?: unknown } | null)?.opaque } as AnyStreamData;
     queueMicrotask(() => callback(err as Error, data));
     return;

@@ -54,6 +54,9 @@ class TunnelHandler implements DispatchHandler {
     this.#settle = settle;
     this.#signal = signal ?? null;
     if (signal == null) return;
+    if (typeof (signal as EventEmitter).on !== 'function' && !isEventTarget(signal)) {
+      throw new InvalidArgumentError('signal must be an EventEmitter or EventTarget');
+    }
     if ((signal as AbortSignal).aborted === true) this.#reason = abortReason(signal);
     else if (isEventTarget(signal)) signal.addEventListener('abort', this, { once: true });
     else {
@@ -86,6 +89,12 @@ class TunnelHandler implements DispatchHandler {
   }
 
   onRequestUpgrade(_c: DispatchController, statusCode: number, headers: IncomingHttpHeaders, socket: Duplex): void {
+    // A switch to no named protocol is no upgrade: the connection cannot be trusted either way.
+    if (this.#what === 'upgrade' && (statusCode !== 101 || headers.upgrade == null)) {
+      socket.destroy();
+      this.#finish(new SocketError('bad upgrade'), null);
+      return;
+    }
     this.#finish(null, socket, statusCode, headers as IncomingHeaders);
   }
 
@@ -102,9 +111,17 @@ class TunnelHandler implements DispatchHandler {
   }
 }
 
-function run<T>(executor: (settle: (err: Error | null, data: T | null) => void) => void, callback?: Callback<T>): Promise<T> | void {
+function run<T>(
+  opts: unknown,
+  executor: (settle: (err: Error | null, data: T | null) => void) => void,
+  callback?: Callback<T>,
+): Promise<T> | void {
   if (callback !== undefined) {
-    if (typeof callback !== 'function') throw new InvalidArgumentError('invalid callback');
+    // undici's order: the options are checked before the callback.
+    if (typeof callback !== 'function') {
+      checkOpts(opts);
+      throw new InvalidArgumentError('invalid callback');
+    }
     executor((err, data) => callback(err, data as T));
     return;
   }
@@ -121,7 +138,7 @@ export function connect<TOpaque = null>(
   callback?: Callback<ConnectData<TOpaque>>,
 ): Promise<ConnectData<TOpaque>> | void {
   const dispatcher = this;
-  return run<ConnectData<TOpaque>>((settle) => {
+  return run<ConnectData<TOpaque>>(opts, (settle) => {
     try {
       checkOpts(opts);
       const opaque = (opts.opaque ?? null) as TOpaque;
@@ -141,7 +158,7 @@ export function upgrade<TOpaque = null>(
   callback?: Callback<UpgradeData<TOpaque>>,
 ): Promise<UpgradeData<TOpaque>> | void {
   const dispatcher = this;
-  return run<UpgradeData<TOpaque>>((settle) => {
+  return run<UpgradeData<TOpaque>>(opts, (settle) => {
     try {
       checkOpts(opts);
       const protocol = opts.protocol ?? 'Websocket';

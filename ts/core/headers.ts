@@ -18,10 +18,14 @@ export interface PackedHeaders {
   contentLength: number | null;
   /** `connection: close` was asked for. */
   reset: boolean;
+  /** The caller set a content-type. */
+  contentType: boolean;
 }
 
 function addOne(out: PackedHeaders, key: string, val: unknown): void {
   if (val === undefined) return;
+  // undici sends a null value as an empty one.
+  if (val === null) val = '';
   if (typeof key !== 'string' || !isToken(key)) {
     throw new InvalidArgumentError(`invalid header key: ${String(key)}`);
   }
@@ -66,6 +70,8 @@ function addOne(out: PackedHeaders, key: string, val: unknown): void {
       throw new InvalidArgumentError(`invalid ${name} header`);
     case 'expect':
       throw new NotSupportedError('expect header not supported');
+    case 'content-type':
+      out.contentType = true;
   }
   out.packed += `${name}\0${value}\0`;
 }
@@ -93,9 +99,16 @@ export function eachHeader(headers: LibHeaders | undefined, visit: (name: string
 }
 
 export function packHeaders(headers: LibHeaders | undefined): PackedHeaders {
-  const out: PackedHeaders = { packed: '', host: null, contentLength: null, reset: false };
+  const out: PackedHeaders = { packed: '', host: null, contentLength: null, reset: false, contentType: false };
   eachHeader(headers, (name, value) => addOne(out, name, value));
   return out;
+}
+
+/** A query value as undici (node:querystring) writes it: primitives as text, anything else empty. */
+function queryValue(v: unknown): string {
+  if (typeof v === 'string') return v;
+  if ((typeof v === 'number' && Number.isFinite(v)) || typeof v === 'bigint' || typeof v === 'boolean') return String(v);
+  return '';
 }
 
 /** Appends `query` to `path`, keys and values encoded with encodeURIComponent (spec: query). */
@@ -107,8 +120,7 @@ export function withQuery(path: string, query: Record<string, unknown> | null | 
     const v = query[key];
     const values = Array.isArray(v) ? v : [v];
     for (const item of values) {
-      if (item === undefined) continue;
-      qs += `${qs ? '&' : ''}${encodeURIComponent(key)}=${encodeURIComponent(String(item))}`;
+      qs += `${qs ? '&' : ''}${encodeURIComponent(key)}=${encodeURIComponent(queryValue(item))}`;
     }
   }
   if (!qs) return path;

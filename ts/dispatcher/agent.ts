@@ -7,21 +7,22 @@ import { Client } from './client.js';
 import { Pool, type PoolOptions } from './pool.js';
 import type { DispatchHandler, DispatchOptions } from './types.js';
 import type { PoolStats } from './stats.js';
-import { answer, destroyArgs } from './lifecycle.js';
+import { answer, destroyArgs, refuse } from './lifecycle.js';
 import { detachedController } from '../handler/detached-controller.js';
 
-export interface AgentOptions extends PoolOptions {
-  factory?: (origin: URL, opts: object) => Dispatcher;
+export interface AgentOptions extends Omit<PoolOptions, 'factory'> {
+  /** Makes the dispatcher for an origin, given as a string (`http://host:port`) as undici does. */
+  factory?: (origin: string, opts: object) => Dispatcher;
   maxOrigins?: number;
 }
 
-function defaultFactory(origin: URL, opts: AgentOptions): Dispatcher {
-  return opts.connections === 1 ? new Client(origin, opts) : new Pool(origin, opts);
+function defaultFactory(origin: string, opts: AgentOptions): Dispatcher {
+  return opts.connections === 1 ? new Client(origin, opts) : new Pool(origin, opts as PoolOptions);
 }
 
 export class Agent extends Dispatcher {
   readonly #opts: AgentOptions;
-  readonly #factory: (origin: URL, opts: object) => Dispatcher;
+  readonly #factory: (origin: string, opts: object) => Dispatcher;
   readonly #dispatchers = new Map<string, Dispatcher>();
   #closed = false;
   #destroyed = false;
@@ -31,6 +32,10 @@ export class Agent extends Dispatcher {
     if (opts === null || typeof opts !== 'object') throw new InvalidArgumentError('Argument opts must be an object.');
     if (opts.factory != null && typeof opts.factory !== 'function') {
       throw new InvalidArgumentError('factory must be a function.');
+    }
+    const connect = (opts as { connect?: unknown }).connect;
+    if (connect != null && typeof connect !== 'function' && typeof connect !== 'object') {
+      throw new InvalidArgumentError('connect must be a function or an object');
     }
     if (opts.maxOrigins != null && (!Number.isInteger(opts.maxOrigins) || opts.maxOrigins < 1)) {
       throw new InvalidArgumentError('maxOrigins must be a number greater than 0');
@@ -80,7 +85,7 @@ export class Agent extends Dispatcher {
       }
       const connect = this.#opts.connect;
       const named = servername !== null && typeof connect !== 'function' ? { connect: { ...connect, servername } } : {};
-      d = this.#factory(new URL(origin), { ...this.#opts, factory: undefined, maxOrigins: undefined, ...named });
+      d = this.#factory(origin, { ...this.#opts, factory: undefined, maxOrigins: undefined, ...named });
       const forward =
         (event: string) =>
         (origin: URL, targets: Dispatcher[], err?: Error): void => {
@@ -110,8 +115,13 @@ export class Agent extends Dispatcher {
   close(): Promise<void>;
   close(callback: (err: Error | null, data: null) => void): void;
   close(callback?: (err: Error | null, data: null) => void): Promise<void> | void {
+    if (callback !== undefined && typeof callback !== 'function') throw new InvalidArgumentError('invalid callback');
+    // As undici: a dispatcher that finished closing (or was destroyed) is destroyed.
+    if (this.#destroyed) return refuse(new ClientDestroyedError(), callback);
     this.#closed = true;
-    const done = Promise.all([...this.#dispatchers.values()].map((d) => d.close())).then(() => undefined);
+    const done = Promise.all([...this.#dispatchers.values()].map((d) => d.close())).then(() => {
+      this.#destroyed = true;
+    });
     return answer(done, callback);
   }
 
@@ -121,6 +131,7 @@ export class Agent extends Dispatcher {
   destroy(err: Error | null, callback: (err: Error | null, data: null) => void): void;
   destroy(a?: unknown, b?: unknown): Promise<void> | void {
     const [err, callback] = destroyArgs(a, b);
+    if (callback !== undefined && typeof callback !== 'function') throw new InvalidArgumentError('invalid callback');
     this.#closed = true;
     this.#destroyed = true;
     const done = Promise.all([...this.#dispatchers.values()].map((d) => d.destroy(err))).then(() => undefined);

@@ -1,10 +1,11 @@
 // Client: one connection to one origin (undici's Client), served by the engine.
+import type { UrlObject } from '../core/url.js';
 import { EngineDispatcher, type EngineDispatcherOptions } from './engine-dispatcher.js';
 
 export type ClientOptions = EngineDispatcherOptions;
 
 export class Client extends EngineDispatcher {
-  constructor(url: string | URL, options: ClientOptions = {}) {
+  constructor(url: string | URL | UrlObject, options: ClientOptions = {}) {
     super(url, options ?? {}, 1);
   }
 }

@@ -118,6 +118,18 @@ export abstract class Dispatcher extends EventEmitter {
   }
 }
 
+// undici's base class can be instantiated from JS and its own dispatch / close / destroy throw
+// "not implemented"; here they stay abstract for TypeScript and throw the same at run time.
+for (const name of ['dispatch', 'close', 'destroy'] as const) {
+  Object.defineProperty(Dispatcher.prototype, name, {
+    value: function notImplemented(): never {
+      throw new Error('not implemented');
+    },
+    writable: true,
+    configurable: true,
+  });
+}
+
 /** A dispatcher whose dispatch runs through an interceptor chain; lifecycle calls go to the wrapped one. */
 export class ComposedDispatcher extends Dispatcher {
   readonly #inner: Dispatcher;

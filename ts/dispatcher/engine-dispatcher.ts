@@ -1,7 +1,6 @@
 // What Client and Pool share: one origin served by one engine pool. Validates and packs each
 // request, hands it to the engine in one synchronous call, and keeps the busy / drain, close and
 // destroy bookkeeping of the Dispatcher interface.
-import { Readable } from 'node:stream';
 import { bridge, createPool, forgetPool, scheduleFlush } from '../native/engine.js';
 import { h2PoolConfig, type H2Options } from './h2-options.js';
 import type { NativePool } from '../native/binding.js';
@@ -9,11 +8,15 @@ import type { PoolSink } from '../native/events.js';
 import { engineError, USER_ERROR } from '../native/error-codes.js';
 import { ClientClosedError, ClientDestroyedError, InvalidArgumentError, RequestContentLengthMismatchError } from '../core/errors.js';
 import { isToken, packHeaders, withQuery } from '../core/headers.js';
+import { assertRequestHandler, checkRequestOptions } from '../core/request.js';
+import { parseOrigin, type UrlObject } from '../core/url.js';
 import { toControllerHandler } from '../handler/legacy-handler.js';
 import { resolveBodyFactory } from '../handler/replayable-body.js';
 import { Dispatcher } from './dispatcher.js';
-import { answer, destroyArgs } from './lifecycle.js';
+import { answer, destroyArgs, refuse } from './lifecycle.js';
 import { EngineRequest, type RequestOwner } from './engine-request.js';
+import { pumpBody } from './body-pump.js';
+import { requestBodyParts, type RequestBodyParts } from '../core/request-body.js';
 import { nativeArgs, tlsConfig } from './tls-options.js';
 import { Bridge, planConnector } from './bridge.js';
 import type { ConnectFunction } from '../core/connector.js';
@@ -25,6 +28,8 @@ import '../core/debug.js'; // NODE_DEBUG output: subscribes to the lib: channels
 export interface EngineDispatcherOptions {
   socketPath?: string | null;
   pipelining?: number;
+  /** false: a body whose length differs from its content-length header is sent with a warning. */
+  strictContentLength?: boolean;
   keepAliveTimeout?: number;
   keepAliveMaxTimeout?: number;
   keepAliveTimeoutThreshold?: number;
@@ -63,6 +68,8 @@ const EXPECT_CONTINUE = 64;
 const DEFAULT_TIMEOUT = 300e3;
 // Methods whose requests carry a payload: an empty one is still announced with content-length: 0.
 const EXPECTS_PAYLOAD = new Set(['POST', 'PUT', 'PATCH']);
+// Methods whose content-length undici never checks against the body.
+const NO_LENGTH = new Set(['GET', 'HEAD', 'OPTIONS', 'TRACE', 'CONNECT']);
 
 function optNumber(v: unknown, name: string, def: number, min = 0): number {
   if (v == null) return def;
@@ -70,53 +77,6 @@ function optNumber(v: unknown, name: string, def: number, min = 0): number {
     throw new InvalidArgumentError(`invalid ${name}`);
   }
   return v;
-}
-
-function parseOrigin(url: unknown): URL {
-  let u: URL;
-  try {
-    u = url instanceof URL ? url : new URL(String(url));
-  } catch {
-    throw new InvalidArgumentError('invalid url');
-  }
-  if (!/^https?:$/.test(u.protocol)) {
-    throw new InvalidArgumentError('Invalid URL protocol: the URL must start with `http:` or `https:`.');
-  }
-  if (u.pathname !== '/' && u.pathname !== '' ) throw new InvalidArgumentError('invalid url path');
-  if (u.search || u.hash) throw new InvalidArgumentError('invalid url: search and hash are not allowed');
-  return u;
-}
-
-function isStreamLike(b: unknown): b is Readable | AsyncIterable<unknown> | Iterable<unknown> {
-  return (
-    b instanceof Readable ||
-    (typeof b === 'object' && b !== null &&
-      (typeof (b as AsyncIterable<unknown>)[Symbol.asyncIterator] === 'function' ||
-        typeof (b as Iterable<unknown>)[Symbol.iterator] === 'function'))
-  );
-}
-
-type StreamBody = Readable | AsyncIterable<unknown> | Iterable<unknown>;
-
-/** Feeds a streamed request body into the engine, waiting for its drain event when it is full. */
-async function pumpBody(req: EngineRequest, body: StreamBody): Promise<void> {
-  try {
-    for await (const chunk of body as AsyncIterable<unknown>) {
-      if (req.done) break;
-      let buf: Buffer;
-      if (typeof chunk === 'string') buf = Buffer.from(chunk);
-      else if (chunk instanceof Uint8Array) buf = Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
-      else throw new InvalidArgumentError('body chunks must be strings, Buffers or Uint8Arrays');
-      if (buf.length === 0) continue;
-      if (!req.writeBody(buf)) await req.drained();
-    }
-    if (!req.done) req.endBody();
-  } catch (err) {
-    req.abort(err as Error);
-  } finally {
-    // An abandoned source must not keep its resources (undici destroys the body stream too).
-    if (req.aborted && body instanceof Readable && !body.destroyed) body.destroy();
-  }
 }
 
 export class EngineDispatcher extends Dispatcher implements PoolSink, RequestOwner {
@@ -130,6 +90,7 @@ export class EngineDispatcher extends Dispatcher implements PoolSink, RequestOwn
   #version: 'h1' | 'h2' = 'h1';
   readonly #headersTimeout: number;
   readonly #bodyTimeout: number;
+  readonly #strictContentLength: boolean;
   readonly #requests = new Set<EngineRequest>();
   #needDrain = false;
   #closed = false;
@@ -139,12 +100,18 @@ export class EngineDispatcher extends Dispatcher implements PoolSink, RequestOwn
   /** Set when connections are Node sockets from a connector (bridge.ts). */
   readonly #bridge: Bridge | null;
 
-  protected constructor(url: string | URL, opts: EngineDispatcherOptions, connections: number) {
+  protected constructor(url: string | URL | UrlObject, opts: EngineDispatcherOptions, connections: number) {
     super();
     if (opts != null && typeof opts !== 'object') throw new InvalidArgumentError('invalid options');
     this.#origin = parseOrigin(url);
     this.#host = this.#origin.host;
-    const pipelining = optNumber(opts.pipelining, 'pipelining', 1);
+    // pipelining: 0 is undici's way to turn keep-alive off: one request per connection.
+    const noKeepAlive = opts.pipelining === 0;
+    const pipelining = noKeepAlive ? 1 : optNumber(opts.pipelining, 'pipelining', 1);
+    if (opts.strictContentLength != null && typeof opts.strictContentLength !== 'boolean') {
+      throw new InvalidArgumentError('invalid strictContentLength');
+    }
+    this.#strictContentLength = opts.strictContentLength !== false;
     this.#headersTimeout = optNumber(opts.headersTimeout, 'headersTimeout', DEFAULT_TIMEOUT);
     this.#bodyTimeout = optNumber(opts.bodyTimeout, 'bodyTimeout', DEFAULT_TIMEOUT);
     // `base`: the options whose TLS / socket settings apply (none for a buildConnector result).
@@ -173,7 +140,7 @@ export class EngineDispatcher extends Dispatcher implements PoolSink, RequestOwn
         keepAliveTimeoutThreshold: optNumber(opts.keepAliveTimeoutThreshold, 'keepAliveTimeoutThreshold', 2e3),
         maxHeaderSize: optNumber(opts.maxHeaderSize, 'maxHeaderSize', 16384, 1),
         maxResponseSize,
-        maxRequestsPerClient: optNumber(opts.maxRequestsPerClient, 'maxRequestsPerClient', 0),
+        maxRequestsPerClient: noKeepAlive ? 1 : optNumber(opts.maxRequestsPerClient, 'maxRequestsPerClient', 0),
         tls,
         bridged: bridged !== null,
         // undici's connector turns TCP keep-alive on (60 s) unless `keepAlive: false`.
@@ -207,20 +174,25 @@ export class EngineDispatcher extends Dispatcher implements PoolSink, RequestOwn
 
   dispatch(opts: DispatchOptions, handler: DispatchHandler): boolean {
     if (handler === null || typeof handler !== 'object') throw new InvalidArgumentError('handler must be an object');
-    const req = new EngineRequest(this, toControllerHandler(handler));
+    const driven = toControllerHandler(handler);
+    try {
+      assertRequestHandler(driven, opts?.method, opts?.upgrade);
+    } catch (err) {
+      // As undici: a handler that can hear the error hears it; otherwise the call throws.
+      if (typeof driven.onResponseError !== 'function') throw err;
+      driven.onResponseError(null as never, err as Error);
+      return false;
+    }
+    const req = new EngineRequest(this, driven);
     this.#requests.add(req);
     try {
       if (opts === null || typeof opts !== 'object') throw new InvalidArgumentError('opts must be an object.');
+      checkRequestOptions(opts);
       if (this.#destroyed) throw new ClientDestroyedError();
       if (this.#closed) throw new ClientClosedError();
-      let body = opts.body;
-      if (body != null && typeof body !== 'string' && !(body instanceof Uint8Array)) {
-        if (typeof body === 'function') body = resolveBodyFactory(body);
-        if (!isStreamLike(body)) throw new InvalidArgumentError('body must be a string, a Buffer, a Readable stream or an iterable');
-        this.#send(req, opts, null, body);
-      } else {
-        this.#send(req, opts, body == null ? null : typeof body === 'string' ? Buffer.from(body) : (body as Uint8Array), null);
-      }
+      // A body factory (ts/handler/replayable-body.ts) makes a fresh body for each attempt.
+      const body = typeof opts.body === 'function' ? resolveBodyFactory(opts.body) : opts.body;
+      this.#send(req, opts, requestBodyParts(body));
     } catch (err) {
       req.fail(err as Error);
       return false;
@@ -232,7 +204,8 @@ export class EngineDispatcher extends Dispatcher implements PoolSink, RequestOwn
     return true;
   }
 
-  #send(req: EngineRequest, opts: DispatchOptions, body: Uint8Array | null, stream: StreamBody | null): void {
+  #send(req: EngineRequest, opts: DispatchOptions, body: RequestBodyParts): void {
+    const stream = body.stream;
     if (req.done) return;
     const method = opts.method;
     if (typeof method !== 'string' || !isToken(method)) throw new InvalidArgumentError('invalid request method');
@@ -246,11 +219,17 @@ export class EngineDispatcher extends Dispatcher implements PoolSink, RequestOwn
     path = withQuery(path, opts.query);
     if (/[^\u0021-\u00ff]/.test(path)) throw new InvalidArgumentError('invalid request path');
     const h = packHeaders(opts.headers);
-    let buf: Buffer | null =
-      body === null ? null : Buffer.isBuffer(body) ? body : Buffer.from(body.buffer, body.byteOffset, body.byteLength);
+    // What the body's form implies (a Blob's type and size, a FormData boundary), unless set.
+    if (body.contentType !== null && !h.contentType) h.packed += `content-type\0${body.contentType}\0`;
+    if (body.length !== null && h.contentLength === null) h.contentLength = body.length;
+    let buf = body.bytes;
     if (buf === null && stream === null && EXPECTS_PAYLOAD.has(method)) buf = Buffer.alloc(0);
-    if (stream === null && h.contentLength !== null && (buf?.length ?? 0) !== h.contentLength) {
-      throw new RequestContentLengthMismatchError();
+    // undici's rule: only a non-empty body of a method that carries one must match its header;
+    // with strictContentLength: false a mismatch is a warning and the body's own length is sent.
+    const length = buf?.length ?? 0;
+    if (stream === null && h.contentLength !== null && length > 0 && length !== h.contentLength && !NO_LENGTH.has(method)) {
+      if (this.#strictContentLength) throw new RequestContentLengthMismatchError();
+      process.emitWarning(new RequestContentLengthMismatchError());
     }
     let extra = '';
     if (opts.upgrade != null) {
@@ -279,15 +258,46 @@ export class EngineDispatcher extends Dispatcher implements PoolSink, RequestOwn
     const bodyTimeout = opts.bodyTimeout ?? this.#bodyTimeout;
     req.start();
     if (req.done) return;
-    const bodyLength = stream !== null ? (h.contentLength ?? -1) : -1;
+    if (stream === null) {
+      req.bodyComplete(buf);
+      this.#hand(req, head, buf, flags, headersTimeout, bodyTimeout, -1);
+      return;
+    }
+    void pumpBody(req, stream, (first) => {
+      if (first !== null) {
+        if (!this.#hand(req, head, null, flags, headersTimeout, bodyTimeout, h.contentLength ?? -1)) return false;
+        if (first !== undefined) req.writeBody(first);
+        return true;
+      }
+      // An empty source: a request without a body, framed as one.
+      if (h.contentLength !== null && h.contentLength !== 0) {
+        req.fail(new RequestContentLengthMismatchError());
+        return false;
+      }
+      const empty = EXPECTS_PAYLOAD.has(method) ? Buffer.alloc(0) : null;
+      req.bodyComplete(empty);
+      return this.#hand(req, head, empty, flags & ~STREAM_BODY, headersTimeout, bodyTimeout, -1);
+    });
+  }
+
+  /** Hands a packed request to the engine; false (and the request failed) when the pool is gone. */
+  #hand(
+    req: EngineRequest,
+    head: string,
+    buf: Buffer | null,
+    flags: number,
+    headersTimeout: number,
+    bodyTimeout: number,
+    bodyLength: number,
+  ): boolean {
     if (!this.#native.dispatch(req.id, head, buf, flags, headersTimeout, bodyTimeout, bodyLength)) {
       req.fail(new ClientDestroyedError());
-      return;
+      return false;
     }
     // A pause from onRequestStart came before the engine knew the request: pass it on now.
     if (req.paused) req.syncPause();
     scheduleFlush(this.#native);
-    if (stream !== null) void pumpBody(req, stream);
+    return true;
   }
 
   requestDone(req: EngineRequest): void {
@@ -301,6 +311,7 @@ export class EngineDispatcher extends Dispatcher implements PoolSink, RequestOwn
   }
 
   #finishClose(): void {
+    this.#destroyed = true;
     this.#native.destroy();
     forgetPool(this.#native);
     this.#bridge?.destroy();
@@ -313,8 +324,9 @@ export class EngineDispatcher extends Dispatcher implements PoolSink, RequestOwn
   close(callback: (err: Error | null, data: null) => void): void;
   close(callback?: (err: Error | null, data: null) => void): Promise<void> | void {
     if (callback !== undefined && typeof callback !== 'function') throw new InvalidArgumentError('invalid callback');
+    // As undici: a dispatcher that finished closing (or was destroyed) is destroyed.
+    if (this.#destroyed) return refuse(new ClientDestroyedError(), callback);
     const done = new Promise<void>((resolve) => {
-      if (this.#destroyed) return queueMicrotask(resolve);
       this.#closeWaiters.push(resolve);
       if (!this.#closed) {
         this.#closed = true;

@@ -30,6 +30,13 @@ export class EngineRequest implements RequestSink, DispatchController {
   #drainWaiter: (() => void) | null = null;
   /** Set when diagnostics channels / NODE_DEBUG watch this request (core/diagnostics.ts). */
   trace: DiagnosticsRequest | null = null;
+  /** A buffered body, reported to onBodySent once the request is known to be sent. */
+  sentBody: Buffer | null = null;
+  /** The whole request is with the engine (buffered, or a streamed body's end). */
+  #bodyComplete = false;
+  #sentReported = false;
+  /** Called once when the request settles (the body pump releases its source); the error if it failed. */
+  onSettle: ((err: Error | null) => void) | null = null;
 
   constructor(owner: RequestOwner, handler: DispatchHandler) {
     this.#owner = owner;
@@ -85,7 +92,7 @@ export class EngineRequest implements RequestSink, DispatchController {
   fail(err: Error): void {
     if (this.#done) return;
     if (this.trace !== null) this.trace.error(err, this.#aborted);
-    this.#settle();
+    this.#settle(false, err);
     try {
       this.handler.onResponseError?.(this, err);
     } catch (thrown) {
@@ -105,30 +112,62 @@ export class EngineRequest implements RequestSink, DispatchController {
     }
   }
 
-  #settle(keepRouting = false): void {
+  #settle(keepRouting = false, err: Error | null = null): void {
     this.#done = true;
     if (!keepRouting) closeRequest(this.id);
     this.#owner.requestDone(this);
     const waiter = this.#drainWaiter;
     this.#drainWaiter = null;
     waiter?.();
+    const onSettle = this.onSettle;
+    this.onSettle = null;
+    onSettle?.(err);
   }
 
   /** Streams a piece of the request body into the engine; false: await `drained()` first. */
   writeBody(chunk: Buffer): boolean {
     const ok = control.write(this.id, chunk);
     if (this.trace !== null) this.trace.bodyChunk(chunk);
-    try {
-      this.handler.onBodySent?.(chunk);
-    } catch (err) {
-      this.abort(err as Error);
-    }
+    this.#hook(() => this.handler.onBodySent?.(chunk));
     return ok;
   }
 
   endBody(): void {
+    this.#bodyComplete = true;
     control.end(this.id);
     if (this.trace !== null) this.trace.bodyEnded();
+  }
+
+  /** The request was handed over whole (no body, or a buffered one). */
+  bodyComplete(body: Buffer | null): void {
+    this.sentBody = body !== null && body.length > 0 ? body : null;
+    this.#bodyComplete = true;
+  }
+
+  /** Runs a handler hook; a throw aborts the request with it (undici's rule). False: it threw. */
+  #hook(fn: () => void): boolean {
+    try {
+      fn();
+      return true;
+    } catch (err) {
+      this.abort(err as Error);
+      return false;
+    }
+  }
+
+  /**
+   * A response has begun, so the request was sent: onBodySent (buffered bodies) and
+   * onRequestSent, once, then onResponseStarted for each response head. False: a hook threw.
+   */
+  #responseBegins(): boolean {
+    if (!this.#sentReported) {
+      this.#sentReported = true;
+      const body = this.sentBody;
+      this.sentBody = null;
+      if (body !== null && !this.#hook(() => this.handler.onBodySent?.(body))) return false;
+      if (this.#bodyComplete && !this.#hook(() => this.handler.onRequestSent?.())) return false;
+    }
+    return this.#hook(() => this.handler.onResponseStarted?.());
   }
 
   /** Resolves when the engine wants more body, or the request settled. */
@@ -150,7 +189,7 @@ export class EngineRequest implements RequestSink, DispatchController {
   }
 
   onEngineUpgrade(status: number, _reason: string, headers: IncomingHeaders, raw: string[], addrs: string): void {
-    if (this.#done) return;
+    if (this.#done || !this.#responseBegins()) return;
     this.#rawHeaders = raw;
     const socket = new EngineSocket(this.id, addrs);
     this.#tunnel = socket;
@@ -168,8 +207,8 @@ export class EngineRequest implements RequestSink, DispatchController {
   }
 
   onEngineHead(status: number, reason: string, headers: IncomingHeaders, raw: string[]): void {
-    if (this.#done) return;
-    if (status >= 200) this.#rawHeaders = raw;
+    if (this.#done || !this.#responseBegins()) return;
+    this.#rawHeaders = raw;
     if (this.trace !== null && status >= 200) this.trace.responseHeaders(status, reason, raw);
     try {
       this.handler.onResponseStart?.(this, status, headers, reason);

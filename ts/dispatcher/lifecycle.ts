@@ -14,3 +14,9 @@ export function answer(done: Promise<unknown>, callback: LifecycleCallback | und
   if (callback === undefined) return settled;
   settled.then(() => callback(null, null));
 }
+
+/** Refuses a close/destroy (e.g. close() on a destroyed dispatcher) in the form it was called in. */
+export function refuse(err: Error, callback: LifecycleCallback | undefined): Promise<void> | void {
+  if (callback === undefined) return Promise.reject(err);
+  queueMicrotask(() => callback(err, null));
+}

@@ -1,18 +1,68 @@
 // Pool: up to `connections` connections to one origin (undici's Pool), served by the engine.
+// With undici's `factory` or `clientTtl` options the pool is made of Client objects instead (the
+// caller wants to build or retire them): those requests go through a RoundRobinPool inside.
 import { InvalidArgumentError } from '../core/errors.js';
+import type { UrlObject } from '../core/url.js';
+import type { Dispatcher } from './dispatcher.js';
 import { EngineDispatcher, type EngineDispatcherOptions } from './engine-dispatcher.js';
+import type { LifecycleCallback } from './lifecycle.js';
+import { RoundRobinPool } from './round-robin-pool.js';
+import type { PoolStats } from './stats.js';
+import type { DispatchHandler, DispatchOptions } from './types.js';
 
 export interface PoolOptions extends EngineDispatcherOptions {
   /** Maximum connections; null (the default) for no limit. */
   connections?: number | null;
+  /** Makes each connection's Client (undici's option); the pool is then made of Clients. */
+  factory?: (origin: URL, opts: object) => Dispatcher;
+  /** Milliseconds a Client stays in use after it connected (undici's option); implies Clients. */
+  clientTtl?: number | null;
 }
 
 export class Pool extends EngineDispatcher {
-  constructor(url: string | URL, options: PoolOptions = {}) {
+  readonly #clients: RoundRobinPool | null;
+
+  constructor(url: string | URL | UrlObject, options: PoolOptions = {}) {
     const connections = options?.connections ?? 0;
     if (typeof connections !== 'number' || !Number.isInteger(connections) || connections < 0) {
       throw new InvalidArgumentError('invalid connections');
     }
-    super(url, options ?? {}, connections);
+    const { factory, clientTtl, ...engineOptions } = options ?? {};
+    super(url, engineOptions, connections);
+    if (factory == null && clientTtl == null) {
+      this.#clients = null;
+      return;
+    }
+    const clients = new RoundRobinPool(url, { ...engineOptions, connections: connections || null, factory, clientTtl });
+    for (const event of ['connect', 'disconnect', 'connectionError', 'drain'] as const) {
+      clients.on(event, (origin: URL, targets: Dispatcher[], err?: Error) =>
+        this.emit(event, origin, [this, ...targets.slice(1)], err),
+      );
+    }
+    this.#clients = clients;
+  }
+
+  override get stats(): PoolStats {
+    return this.#clients?.stats ?? super.stats;
+  }
+
+  override dispatch(opts: DispatchOptions, handler: DispatchHandler): boolean {
+    return this.#clients === null ? super.dispatch(opts, handler) : this.#clients.dispatch(opts, handler);
+  }
+
+  override close(): Promise<void>;
+  override close(callback: LifecycleCallback): void;
+  override close(callback?: LifecycleCallback): Promise<void> | void {
+    if (this.#clients !== null) void this.#clients.close().catch(() => {});
+    return callback === undefined ? super.close() : super.close(callback);
+  }
+
+  override destroy(): Promise<void>;
+  override destroy(err: Error | null): Promise<void>;
+  override destroy(callback: LifecycleCallback): void;
+  override destroy(err: Error | null, callback: LifecycleCallback): void;
+  override destroy(a?: unknown, b?: unknown): Promise<void> | void {
+    if (this.#clients !== null) void this.#clients.destroy(a instanceof Error ? a : null).catch(() => {});
+    return (super.destroy as (a?: unknown, b?: unknown) => Promise<void> | void).call(this, a, b);
   }
 }

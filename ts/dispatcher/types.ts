@@ -54,6 +54,8 @@ export interface RequestOptions<TOpaque = null> extends DispatchOptions {
   signal?: AbortSignalLike | null;
   onInfo?: InfoHandler | null;
   highWaterMark?: number;
+  /** 'raw': headers (and onInfo's) as the flat [name, value, ...] list received. */
+  responseHeaders?: 'raw' | null;
 }
 
 export interface DispatchController {
@@ -77,6 +79,10 @@ export interface DispatchHandler {
   onResponseEnd?(controller: DispatchController, trailers: IncomingHeaders): void;
   onResponseError?(controller: DispatchController, error: Error): void;
   onBodySent?(chunk: Buffer): void;
+  /** The whole request (head and body) was sent. */
+  onRequestSent?(): void;
+  /** A response message (1xx included) began to arrive. */
+  onResponseStarted?(): void;
   /** Legacy (Dispatcher 1) callbacks, accepted through the adapter. */
   onConnect?(abort: (err?: Error) => void, context?: object): void;
   onHeaders?(statusCode: number, rawHeaders: Buffer[], resume: () => void, statusText: string): boolean | void;

@@ -26,6 +26,8 @@ import type { Interceptable, MockInterceptor } from './mock-interceptor.js';
 import { MockPool } from './mock-pool.js';
 import { normalizeOrigin } from './mock-request.js';
 import { answer, destroyArgs } from '../dispatcher/lifecycle.js';
+import { toControllerHandler } from '../handler/legacy-handler.js';
+import { detachedController } from '../handler/detached-controller.js';
 
 type HostMatcher = string | RegExp | ((host: string) => boolean);
 type OriginFunction = (origin: string) => boolean;
@@ -59,7 +61,7 @@ export class MockAgent<TMockAgentOptions extends MockAgent.Options = MockAgent.O
     const { agent, ignoreTrailingSlash, acceptNonStandardSearchParameters, enableCallHistory, ...agentOptions } =
       (options ?? {}) as MockAgent.Options;
     if (agent != null && (typeof agent !== 'object' || typeof agent.dispatch !== 'function')) {
-      throw new InvalidArgumentError('options.agent must be a dispatcher (an object with a dispatch method)');
+      throw new InvalidArgumentError('Argument opts.agent must implement Agent');
     }
     for (const [name, value] of Object.entries({ ignoreTrailingSlash, acceptNonStandardSearchParameters, enableCallHistory })) {
       if (value !== undefined && typeof value !== 'boolean') {
@@ -147,6 +149,18 @@ export class MockAgent<TMockAgentOptions extends MockAgent.Options = MockAgent.O
 
   dispatch(opts: DispatchOptions, handler: DispatchHandler): boolean {
     if (handler === null || typeof handler !== 'object') throw new InvalidArgumentError('handler must be an object');
+    try {
+      return this.#dispatch(opts, handler);
+    } catch (err) {
+      // As undici's agents: a handler that can hear the error hears it; otherwise the call throws.
+      const driven = toControllerHandler(handler);
+      if (typeof driven.onResponseError !== 'function') throw err;
+      driven.onResponseError(detachedController, err as Error);
+      return false;
+    }
+  }
+
+  #dispatch(opts: DispatchOptions, handler: DispatchHandler): boolean {
     if (opts === null || typeof opts !== 'object') throw new InvalidArgumentError('opts must be an object.');
     if (opts.origin == null || opts.origin === '') throw new InvalidArgumentError('opts.origin must be a non-empty string or URL.');
     if (this.#destroyed) throw new ClientDestroyedError();
@@ -187,9 +201,7 @@ export class MockAgent<TMockAgentOptions extends MockAgent.Options = MockAgent.O
       return;
     }
     if (typeof matcher !== 'string' && !(matcher instanceof RegExp) && typeof matcher !== 'function') {
-      throw new InvalidArgumentError(
-        `enableNetConnect(matcher): matcher must be a string, a RegExp or a function, got ${kind(matcher)}`,
-      );
+      throw new InvalidArgumentError('Unsupported matcher. Must be one of String|Function|RegExp.');
     }
     if (Array.isArray(this.#netConnect)) this.#netConnect.push(matcher);
     else this.#netConnect = [matcher];
@@ -245,7 +257,9 @@ export class MockAgent<TMockAgentOptions extends MockAgent.Options = MockAgent.O
   close(callback: (err: Error | null, data: null) => void): void;
   close(callback?: (err: Error | null, data: null) => void): Promise<void> | void {
     this.#closed = true;
-    const done = Promise.all([...this.#dispatchers().map((d) => d.close()), this.#real.close()]).then(() => {
+    // Closing a mock agent twice (a test and its cleanup) is fine: the real agent closes once.
+    const real = (this.#real as { destroyed?: boolean }).destroyed === true ? undefined : this.#real.close();
+    const done = Promise.all([...this.#dispatchers().map((d) => d.close()), real]).then(() => {
       this.#history?.clear();
       this.#byOrigin.clear();
       this.#byMatcher.length = 0;

@@ -141,15 +141,13 @@ export class MockCallHistory {
   /** The call at 1-based `position`. */
   nthCall(position: number): MockCallHistoryLog | undefined {
     if (typeof position !== 'number') {
-      throw new InvalidArgumentError(`nthCall(position): position must be a number, got ${typeof position}`);
+      throw new InvalidArgumentError('nthCall must be called with a number');
     }
     if (!Number.isInteger(position)) {
-      throw new InvalidArgumentError(`nthCall(position): position must be an integer, got ${position}`);
+      throw new InvalidArgumentError('nthCall must be called with an integer');
     }
     if (position <= 0) {
-      throw new InvalidArgumentError(
-        `nthCall(position): position is 1-based and must be positive, got ${position}; use firstCall() or lastCall()`,
-      );
+      throw new InvalidArgumentError('nthCall must be called with a positive value. use firstCall or lastCall instead');
     }
     return this.#logs[position - 1];
   }

@@ -165,6 +165,13 @@ export class MockReplay implements DispatchController {
     this.#call(() => this.#handler.onRequestStart?.(this, this.#context));
   }
 
+  /** A mock request is sent at once: onBodySent with its body (if any), then onRequestSent. */
+  sent(body: unknown): void {
+    if (this.#done) return;
+    if (body != null) this.#call(() => this.#handler.onBodySent?.(body as Buffer));
+    if (!this.#done) this.#call(() => this.#handler.onRequestSent?.());
+  }
+
   /**
    * Runs `action` after `delayMs` (a timer, so fake timers govern it as they would a slow server),
    * or on the next microtask when there is no delay. Promise-based scheduling keeps undelayed

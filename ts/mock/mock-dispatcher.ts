@@ -101,6 +101,7 @@ export class MockDispatcherState {
     const replay = new MockReplay(handler, (r) => this.#settled(r));
     this.inflight.add(replay);
     replay.start();
+    replay.sent(request.body);
     const error = d.data.error;
     replay.later(d.delay, () => {
       if (error) return replay.fail(error);
@@ -176,8 +177,14 @@ function serve(
     others.map((s) => s.group()),
   );
   const why = decision === 'disabled' ? 'net.connect disabled' : 'net.connect is not enabled for this origin';
-  // The first line keeps undici's wording (tests match on it); the lines after it explain the miss.
-  throw new MockNotMatchedError(`${headline}: subsequent request to origin ${origin} was not allowed (${why})\n${details}`);
+  const groups = states.map((s) => s.group());
+  const remaining = groups.reduce((n, g) => n + g.active.filter((d) => !d.consumed).length, 0);
+  const defined = groups.reduce((n, g) => n + g.active.length + g.usedUp.length, 0);
+  const counts = `, ${remaining} interceptor(s) remaining out of ${defined} defined`;
+  // The first line is undici's, word for word (tests match on it); the lines after it explain the miss.
+  throw new MockNotMatchedError(
+    `${headline}: subsequent request to origin ${origin} was not allowed (${why})${counts}\n${details}`,
+  );
 }
 
 /**

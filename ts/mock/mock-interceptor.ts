@@ -52,7 +52,7 @@ export class MockScope<TData extends object = object> {
   /** Waits `waitInMs` milliseconds before replying. */
   delay(waitInMs: number): MockScope<TData> {
     if (typeof waitInMs !== 'number' || !Number.isInteger(waitInMs) || waitInMs <= 0) {
-      throw new InvalidArgumentError(`delay(waitInMs): waitInMs must be a positive integer of milliseconds, got ${kind(waitInMs)}`);
+      throw new InvalidArgumentError('waitInMs must be a valid integer > 0');
     }
     this.#dispatch.delay = waitInMs;
     return this;
@@ -67,7 +67,7 @@ export class MockScope<TData extends object = object> {
   /** Replies to `repeatTimes` matching requests (persist() overrides this). */
   times(repeatTimes: number): MockScope<TData> {
     if (typeof repeatTimes !== 'number' || !Number.isInteger(repeatTimes) || repeatTimes <= 0) {
-      throw new InvalidArgumentError(`times(repeatTimes): repeatTimes must be a positive integer, got ${kind(repeatTimes)}`);
+      throw new InvalidArgumentError('repeatTimes must be a valid integer > 0');
     }
     this.#dispatch.times = repeatTimes;
     return this;
@@ -83,10 +83,10 @@ export class MockInterceptor {
   #contentLength = false;
 
   constructor(options: MockInterceptor.Options, mockDispatches: MockInterceptor.MockDispatch[]) {
-    if (!isPlainObject(options)) throw new InvalidArgumentError(`intercept(options): options must be an object, got ${kind(options)}`);
+    if (!isPlainObject(options)) throw new InvalidArgumentError('opts must be an object');
     const { path, method = 'GET', body, headers, query, ignoreTrailingSlash } = options;
     if (path === undefined) {
-      throw new InvalidArgumentError('intercept(options): options.path must be defined (a string, a RegExp or a function)');
+      throw new InvalidArgumentError('opts.path must be defined');
     }
     if (!isMatcher(path)) {
       throw new InvalidArgumentError(`intercept(options): options.path must be a string, a RegExp or a function, got ${kind(path)}`);
@@ -125,7 +125,10 @@ export class MockInterceptor {
     }
     if (!Array.isArray(mockDispatches)) throw new InvalidArgumentError('MockInterceptor needs the array of its pool\'s dispatches');
     // String paths are stored in the normalized form requests are compared in.
-    const storedPath: PathMatcher = typeof path === 'string' ? normalizePath(withQuery(path, query)) : path;
+    // An absolute URL stands for its path and query (undici parses intercept paths as URLs).
+    const relative = typeof path === 'string' && /^https?:\/\//i.test(path) ? pathOf(path) : path;
+    const storedPath: PathMatcher =
+      typeof relative === 'string' ? normalizePath(withQuery(relative, query)) : relative;
     this.#options = {
       path: storedPath,
       method: typeof method === 'string' ? method.toUpperCase() : method,
@@ -176,6 +179,7 @@ export class MockInterceptor {
 
   /** Fails matching requests with `error` instead of replying. */
   replyWithError<TError extends Error = Error>(error: TError): MockScope {
+    if (error === undefined) throw new InvalidArgumentError('error must be defined');
     if (error === null || typeof error !== 'object') {
       throw new InvalidArgumentError(`replyWithError(error): error must be an Error, got ${kind(error)}`);
     }
@@ -227,7 +231,7 @@ export class MockInterceptor {
 
 /** Throws unless `value` is an HTTP status code a server could send as a final response. */
 export function checkStatus(value: unknown, where: string): void {
-  if (value === undefined) throw new InvalidArgumentError(`${where}: statusCode must be defined`);
+  if (value === undefined) throw new InvalidArgumentError('statusCode must be defined');
   if (typeof value !== 'number' || !Number.isInteger(value) || value < 200 || value > 999) {
     throw new InvalidArgumentError(`${where}: statusCode must be an integer from 200 to 999, got ${kind(value)}`);
   }
@@ -305,4 +309,13 @@ export interface Interceptable extends Dispatcher {
   intercept(options: MockInterceptor.Options): MockInterceptor;
   /** Removes every registered route. */
   cleanMocks(): void;
+}
+
+function pathOf(url: string): string {
+  try {
+    const u = new URL(url);
+    return `${u.pathname}${u.search}`;
+  } catch {
+    return url;
+  }
 }

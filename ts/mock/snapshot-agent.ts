@@ -231,6 +231,35 @@ export class SnapshotAgent extends MockAgent {
     this.#dirty = false;
   }
 
+  /** What is held for the request `requestOpts` describes (origin, path, method, headers, body), or null. */
+  getSnapshotInfo(requestOpts: SnapshotAgent.RequestInfo): SnapshotRecorder.Info | null {
+    return this.#recorder.info(this.#hashOf(requestOpts));
+  }
+
+  /** Forgets the recordings of one request; false when none were held. */
+  deleteSnapshot(requestOpts: SnapshotAgent.RequestInfo): boolean {
+    const deleted = this.#recorder.delete(this.#hashOf(requestOpts));
+    if (deleted) this.#dirty = true;
+    return deleted;
+  }
+
+  /** Playback starts over: each request gets its first recorded response again. */
+  resetCallCounts(): void {
+    this.#recorder.resetCallCounts();
+  }
+
+  #hashOf(requestOpts: SnapshotAgent.RequestInfo): string {
+    if (requestOpts === null || typeof requestOpts !== 'object' || requestOpts.origin == null) {
+      throw new InvalidArgumentError('requestOpts must be an object with an origin');
+    }
+    const opts = { ...requestOpts, method: requestOpts.method ?? 'GET' } as DispatchOptions;
+    const origin = normalizeOrigin(opts.origin!);
+    const body = requestBodyBytes(opts.body);
+    // A streamed body cannot be read here; such requests are identified without one.
+    const bytes = body instanceof Promise ? undefined : body;
+    return this.#recorder.identify(storedRequest(opts, requestUrl(opts, origin), bytes, this.#settings.headers)).hash;
+  }
+
   /** Forgets every snapshot held (the file is untouched until the next save). */
   clearSnapshots(): void {
     this.#touched = true;
@@ -423,7 +452,9 @@ export class SnapshotAgent extends MockAgent {
   #pathFor(operation: string, filePath: string | undefined): string {
     const path = filePath ?? this.#settings.snapshotPath;
     if (typeof path !== 'string' || path === '') {
-      throw new InvalidArgumentError(`${operation}: give a file path or set options.snapshotPath`);
+      // undici's words; which call it was is in the stack.
+      void operation;
+      throw new InvalidArgumentError('Snapshot path is required');
     }
     return path;
   }

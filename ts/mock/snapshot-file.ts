@@ -21,13 +21,13 @@ export async function readSnapshotFile(path: string): Promise<SnapshotEntry[] | 
     text = await readFile(path, 'utf8');
   } catch (err) {
     if (isMissing(err)) return null;
-    throw new UndiciError(`Cannot read snapshot file ${path}: ${(err as Error).message}`, { cause: err });
+    throw new UndiciError(`Failed to load snapshots from ${path}: ${(err as Error).message}`, { cause: err });
   }
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);
   } catch (err) {
-    throw new UndiciError(`Snapshot file ${path} is not valid JSON: ${(err as Error).message}`, { cause: err });
+    throw new UndiciError(`Failed to load snapshots from ${path}: not valid JSON: ${(err as Error).message}`, { cause: err });
   }
   return checkEntries(parsed, `Snapshot file ${path}`);
 }

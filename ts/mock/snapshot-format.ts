@@ -58,6 +58,19 @@ function checkHeaders(value: unknown, where: string, fail: Problem): SnapshotHea
   return out;
 }
 
+/**
+ * The recordings of one entry: ferro's `snapshot.response`, or undici's `snapshot.responses[]`
+ * (sequential responses to the same request), so files recorded with undici play back.
+ */
+function checkRecords(value: unknown, where: string, fail: Problem): SnapshotRecord[] {
+  if (!isObject(value)) fail(`${where} must be an object`);
+  const { responses, ...rest } = value as Record<string, unknown>;
+  if (rest.response === undefined && Array.isArray(responses)) {
+    return responses.map((response, i) => checkRecord({ ...rest, response }, `${where}.responses[${i}]`, fail));
+  }
+  return [checkRecord(value, where, fail)];
+}
+
 function checkRecord(value: unknown, where: string, fail: Problem): SnapshotRecord {
   if (!isObject(value)) fail(`${where} must be an object`);
   const { request, response, timestamp } = value;
@@ -112,10 +125,11 @@ export function checkEntries(value: unknown, source: string): SnapshotEntry[] {
     throw new InvalidArgumentError(`${source}: ${message}`);
   };
   if (!Array.isArray(value)) fail('expected a JSON array of { hash, snapshot } entries');
-  return (value as unknown[]).map((entry, i) => {
+  return (value as unknown[]).flatMap((entry, i) => {
     if (!isObject(entry)) fail(`entry ${i} must be an object`);
     if (entry.hash !== undefined && typeof entry.hash !== 'string') fail(`entry ${i}: hash must be a string`);
-    return { hash: entry.hash ?? '', snapshot: checkRecord(entry.snapshot, `entry ${i}: snapshot`, fail) };
+    const hash = (entry.hash as string | undefined) ?? '';
+    return checkRecords(entry.snapshot, `entry ${i}: snapshot`, fail).map((snapshot) => ({ hash, snapshot }));
   });
 }
 

@@ -61,6 +61,33 @@ export class SnapshotRecorder {
     return list[Math.min(n, list.length - 1)]!.record;
   }
 
+  /** What is held under `hash` (undici's SnapshotInfo), or null. */
+  info(hash: string): SnapshotRecorder.Info | null {
+    const list = this.#byHash.get(hash);
+    if (list === undefined) return null;
+    const last = list[list.length - 1]!.record;
+    return {
+      hash,
+      request: structuredClone(last.request),
+      responseCount: list.length,
+      callCount: this.#played.get(hash) ?? 0,
+      timestamp: last.timestamp,
+    };
+  }
+
+  /** Forgets every recording under `hash`; false when there was none. */
+  delete(hash: string): boolean {
+    if (!this.#byHash.delete(hash)) return false;
+    this.#played.delete(hash);
+    this.#held = this.#held.filter((h) => h.hash !== hash);
+    return true;
+  }
+
+  /** Playback starts over from each hash's first recording. */
+  resetCallCounts(): void {
+    this.#played.clear();
+  }
+
   /** Copies of the interactions, in recorded order. */
   getSnapshots(): SnapshotRecord[] {
     return this.#held.map((h) => structuredClone(h.record));
@@ -112,5 +139,17 @@ export class SnapshotRecorder {
       const n = this.#played.get(oldest.hash);
       if (n !== undefined && n > 0) this.#played.set(oldest.hash, n - 1);
     }
+  }
+}
+
+export declare namespace SnapshotRecorder {
+  interface Info {
+    hash: string;
+    request: SnapshotRequest;
+    /** Recordings held for the request (played in order, the last one repeating). */
+    responseCount: number;
+    /** Times playback has answered it since the last reset. */
+    callCount: number;
+    timestamp: string;
   }
 }

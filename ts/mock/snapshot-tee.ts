@@ -73,4 +73,12 @@ export class RecordingHandler implements DispatchHandler {
   onBodySent(chunk: Buffer): void {
     this.#inner.onBodySent?.(chunk);
   }
+
+  onRequestSent(): void {
+    this.#inner.onRequestSent?.();
+  }
+
+  onResponseStarted(): void {
+    this.#inner.onResponseStarted?.();
+  }
 }

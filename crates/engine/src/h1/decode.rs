@@ -164,6 +164,8 @@ pub struct ResponseDecoder {
     /// The current head or trailer block has more than `STACK_HEADERS` fields: skip the stack
     /// attempt on re-parses.
     many_headers: bool,
+    /// An empty line's CR was consumed before a status line; its LF must come next.
+    cr_pending: bool,
 }
 
 /// A successfully parsed head, as ranges into the bytes it came from.
@@ -205,6 +207,7 @@ impl ResponseDecoder {
             head_partial: false,
             informational: false,
             many_headers: false,
+            cr_pending: false,
         }
     }
 
@@ -280,6 +283,7 @@ impl ResponseDecoder {
                 State::Failed(ref e) => return Err(e.clone()),
                 State::Upgraded => return Err(DecodeError::Parse("decode after upgrade")),
                 State::Head => {
+                    self.skip_empty_lines(buf)?;
                     if buf.is_empty() {
                         return Ok(None);
                     }
@@ -352,6 +356,38 @@ impl ResponseDecoder {
                 State::Trailers => return self.decode_trailers(buf),
             }
         }
+    }
+
+    /// RFC 9112 §2.2: empty lines (CRLF, or a bare LF) before a status line are ignored; servers
+    /// do send a stray CRLF after a complete response. Only CR and LF are skipped, and a CR must be
+    /// followed by LF: any other byte still reaches the head parser (and, on an idle connection,
+    /// the "response without a request" check), so nothing can be smuggled in front of a response.
+    fn skip_empty_lines(&mut self, buf: &mut BytesMut) -> Result<(), DecodeError> {
+        let mut i = 0;
+        if self.cr_pending {
+            match buf.first() {
+                None => return Ok(()),
+                Some(b'\n') => {
+                    self.cr_pending = false;
+                    i = 1;
+                }
+                Some(_) => return Err(DecodeError::Parse("invalid empty line")),
+            }
+        }
+        loop {
+            match (buf.get(i), buf.get(i + 1)) {
+                (Some(b'\n'), _) => i += 1,
+                (Some(b'\r'), Some(b'\n')) => i += 2,
+                (Some(b'\r'), None) => {
+                    self.cr_pending = true;
+                    i += 1;
+                    break;
+                }
+                _ => break,
+            }
+        }
+        buf.advance(i);
+        Ok(())
     }
 
     /// Parses a head with httparse, retrying with a heap array when the stack one is too small.
@@ -783,7 +819,9 @@ fn parse_keep_alive_timeout(value: &[u8]) -> Option<u64> {
         if let [b'"', inner @ .., b'"'] = v {
             v = inner;
         }
-        return parse_decimal(v).and_then(|s| s.checked_mul(1000));
+        // The leading digits count, as undici reads them: `timeout=5s` is 5 seconds.
+        let digits = v.iter().take_while(|b| b.is_ascii_digit()).count();
+        return parse_decimal(v.get(..digits).unwrap_or(&[])).and_then(|s| s.checked_mul(1000));
     }
     None
 }
@@ -1689,6 +1727,65 @@ mod tests {
     }
 
     #[test]
+    fn empty_lines_before_a_status_line_are_ignored() {
+        // A stray CRLF after a complete response, on an idle connection: consumed, no error.
+        let (evs, rest) = run(
+            &[get()],
+            &[b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok\r\n"],
+            false,
+            MAX,
+        );
+        assert_eq!(evs.last(), Some(&Ev::End(None)));
+        assert_eq!(evs.len(), 3);
+        assert!(rest.is_empty(), "the CRLF is consumed");
+        // The same CRLF in a later read, and empty lines (CRLF or bare LF) before the next
+        // pipelined response, split at every point.
+        let whole: &[u8] = b"HTTP/1.1 204 No Content\r\n\r\n\r\n\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 1\r\n\r\nx\r\n";
+        for cut in 0..whole.len() {
+            let (evs, rest) = run(&[get(), get()], &[&whole[..cut], &whole[cut..]], true, MAX);
+            let ends = evs.iter().filter(|e| **e == Ev::End(None)).count();
+            assert_eq!(ends, 2, "cut {cut}: {evs:?}");
+            assert!(!evs.iter().any(|e| matches!(e, Ev::Err(_))), "cut {cut}: {evs:?}");
+            assert!(rest.is_empty(), "cut {cut}");
+        }
+        // Without any request outstanding, lone empty lines are still fine.
+        let mut dec = ResponseDecoder::new(MAX);
+        let mut buf = BytesMut::from(&b"\r\n\n\r"[..]);
+        assert!(dec.decode(&mut buf).unwrap().is_none());
+        assert!(buf.is_empty());
+        buf.extend_from_slice(b"\n");
+        assert!(dec.decode(&mut buf).unwrap().is_none());
+        assert!(dec.is_idle());
+    }
+
+    #[test]
+    fn other_stray_bytes_still_poison_an_idle_connection() {
+        // After the empty line, anything else with no request outstanding is an error...
+        let (evs, rest) = run(
+            &[get()],
+            &[b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n\r\nHTTP/1.1 200 OK\r\n\r\n"],
+            false,
+            MAX,
+        );
+        assert_eq!(evs[1], Ev::End(None));
+        assert_eq!(evs[2], Ev::Err(DecodeError::Parse("response without a request")));
+        assert_eq!(rest, b"HTTP/1.1 200 OK\r\n\r\n");
+        // ...and so are a space, a tab or a bare CR followed by something other than LF.
+        for junk in [&b" \r\n"[..], b"\t", b"\rX", b"\r\r\n", b"x\r\n"] {
+            let mut dec = ResponseDecoder::new(MAX);
+            let mut buf = BytesMut::from(junk);
+            assert!(dec.decode(&mut buf).is_err(), "{junk:?}");
+        }
+        // A bare CR split from what follows it is caught on the next read.
+        let mut dec = ResponseDecoder::new(MAX);
+        dec.push_expect(get());
+        let mut buf = BytesMut::from(&b"\r"[..]);
+        assert!(dec.decode(&mut buf).unwrap().is_none());
+        buf.extend_from_slice(b"HTTP/1.1 200 OK\r\n\r\n");
+        assert_eq!(dec.decode(&mut buf).unwrap_err(), DecodeError::Parse("invalid empty line"));
+    }
+
+    #[test]
     fn response_without_request() {
         let mut dec = ResponseDecoder::new(MAX);
         let mut buf = BytesMut::from(&b"HTTP/1.1 200 OK\r\n\r\n"[..]);
@@ -1758,6 +1855,8 @@ mod tests {
         assert_eq!(t("max=100, Timeout = 7"), Some(7000));
         assert_eq!(t("timeout=\"3\""), Some(3000));
         assert_eq!(t("timeout=0"), Some(0));
+        assert_eq!(t("timeout=5s"), Some(5000), "a unit suffix after the digits");
+        assert_eq!(t("timeout=12sec, max=3"), Some(12000));
         assert_eq!(t("timeout=abc"), None);
         assert_eq!(t("timeout=-1"), None);
         assert_eq!(t("timeout="), None);
