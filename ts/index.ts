@@ -32,3 +32,6 @@ export type { SnapshotEntry, SnapshotRecord, SnapshotRequest, SnapshotResponse, 
 export { BalancedPool, type BalancedPoolOptions } from './dispatcher/balanced-pool.js';
 export type { PoolStats } from './dispatcher/stats.js';
 export { buildConnector, type Connector, type ConnectorBuildOptions, type ConnectorOptions, type ConnectorCallback } from './core/connector.js';
+export { ProxyAgent, type ProxyAgentOptions } from './proxy/proxy-agent.js';
+export { EnvHttpProxyAgent, type EnvHttpProxyAgentOptions } from './proxy/env-http-proxy-agent.js';
+export { Socks5ProxyAgent, type Socks5ProxyAgentOptions } from './proxy/socks5-proxy-agent.js';

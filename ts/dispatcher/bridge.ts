@@ -6,7 +6,7 @@ import type { TLSSocket } from 'node:tls';
 import { bridge } from '../native/engine.js';
 import type { BridgeSink } from '../native/events.js';
 import { holdUserError, releaseUserError, USER_ERROR } from '../native/error-codes.js';
-import { buildConnector, connectorOptions, type Connector, type ConnectorBuildOptions, type ConnectorOptions } from '../core/connector.js';
+import { buildConnector, connectorOptions, type Connector, type ConnectorBuildOptions, type ConnectorOptions, type ConnectFunction } from '../core/connector.js';
 import { InvalidArgumentError, NotSupportedError } from '../core/errors.js';
 import { nodeOnlyOption } from './tls-options.js';
 
@@ -29,8 +29,11 @@ const kStreamTls = Symbol('ferro.streamTls');
  * Marks `connect` as making plain byte streams (a proxy's tunnel): for an https origin the engine
  * runs its own TLS over them with the Node-style options `tls`, unless those need Node's TLS.
  */
-export function tunnelConnector(connect: Connector, tls: Options): Connector {
-  const marked: Connector = (opts, cb) => connect(opts, cb);
+export function tunnelConnector(connect: ConnectFunction, tls: Options): Connector {
+  const marked: Connector = (opts, cb) => {
+    connect(opts, cb);
+    return undefined;
+  };
   Object.defineProperty(marked, kStreamTls, { value: tls });
   return marked;
 }
