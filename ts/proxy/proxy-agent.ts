@@ -156,7 +156,8 @@ export class ProxyAgent extends RoutingDispatcher {
     } = opts;
     const factory = agentOpts.factory ?? defaultFactory;
     this.#tunnelHttp = proxyTunnel === true;
-    this.#proxy = new URL(url.origin);
+    // Without credentials (`origin` is "null" for socks: URLs, so built by hand).
+    this.#proxy = new URL(`${url.protocol}//${url.host}`);
     this.#headers = { ...headers };
     const connectTimeout = agentOpts.connectTimeout;
 
