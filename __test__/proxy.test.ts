@@ -95,6 +95,17 @@ describe('ProxyAgent: https origins through CONNECT', () => {
     expect(proxy.seen[0].headers).toMatchObject({ host: authority, 'proxy-connection': 'keep-alive' });
   });
 
+  it('serves concurrent requests over several tunnels, each its own connection', async () => {
+    const origin = await httpsOrigin();
+    const proxy = track(await startProxy());
+    const agent = track(new ProxyAgent({ uri: proxy.origin, requestTls: { ca: fixtureCa }, connections: 4 }));
+    const paths = Array.from({ length: 12 }, (_, i) => `/c${i}`);
+    const seen = await Promise.all(paths.map((p) => json(agent, `${origin}${p}`)));
+    expect(seen.map((s) => s.url)).toEqual(paths);
+    expect(proxy.tunnels).toBeGreaterThan(1);
+    expect(proxy.tunnels).toBeLessThanOrEqual(4);
+  });
+
   it("runs the origin's TLS in the engine: a server offering only CBC suites (which rustls lacks) fails", async () => {
     // Node's OpenSSL would accept this suite; the engine's rustls offers AEAD suites only.
     const origin = await httpsOrigin(echo, { maxVersion: 'TLSv1.2', ciphers: 'ECDHE-ECDSA-AES128-SHA256' });
