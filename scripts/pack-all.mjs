@@ -161,7 +161,9 @@ for (const b of built) {
   const bin = join(project, '.bin-no-cargo');
   mkdirSync(bin);
   const { node, prefix } = nodeFor(b.triple);
+  // node, and the shell npm runs lifecycle scripts (ferro's install hook) with; nothing else.
   symlinkSync(process.execPath, join(bin, 'node'));
+  symlinkSync('/bin/sh', join(bin, 'sh'));
   const env = { HOME: process.env.HOME, PATH: bin, npm_config_cache: join(stage, 'npm-cache'), npm_config_update_notifier: 'false' };
   const cargo = spawnSync('cargo', ['--version'], { env });
   if (!cargo.error) throw new Error('pack-all: cargo is still reachable on the smoke PATH');
