@@ -152,7 +152,11 @@ function nodeFor(triple) {
     const tgz = readdirSync(cache).find((f) => f.endsWith('.tgz'));
     run('tar', ['xzf', join(cache, tgz), '-C', cache]);
   }
-  return { node: bin, prefix: [`qemu-${triple.split('-')[0]}`, '-L', `/usr/${triple.replace('unknown-', '')}`] };
+  // qemu-user runs the foreign Node; -L points it at that architecture's libraries (the Debian
+  // cross packages' sysroot). Found on this PATH: the smoke project's own PATH has no qemu.
+  const qemu = spawnSync('sh', ['-c', `command -v qemu-${triple.split('-')[0]}`], { encoding: 'utf8' }).stdout.trim();
+  if (!qemu) throw new Error(`pack-all: qemu-${triple.split('-')[0]} is needed to run the ${triple} smoke test (Debian: qemu-user)`);
+  return { node: bin, prefix: [qemu, '-L', `/usr/${triple.replace('unknown-', '')}`] };
 }
 
 const failures = [];
