@@ -306,6 +306,16 @@ export class ProxyConnectionError extends UndiciError {
 }
 brand(ProxyConnectionError, 'UND_ERR_PRX_CONN');
 
+/** A SOCKS5 proxy refused or broke the handshake; `code` says which step (UND_ERR_SOCKS5_*). */
+export class Socks5ProxyError extends UndiciError {
+  constructor(message?: string, code?: string, options?: ErrorOptions) {
+    super(message || 'SOCKS5 proxy error', options);
+    this.name = 'Socks5ProxyError';
+    this.code = code || 'UND_ERR_SOCKS5';
+  }
+}
+brand(Socks5ProxyError, 'UND_ERR_SOCKS5');
+
 export class MaxRedirectsError extends UndiciError {
   constructor(message?: string, options?: ErrorOptions) {
     super(message || 'max redirects', options);
@@ -358,6 +368,7 @@ export const errors = {
   RequestRetryError,
   SecureProxyConnectionError,
   ProxyConnectionError,
+  Socks5ProxyError,
   MaxRedirectsError,
   MaxOriginsReachedError,
   MockNotMatchedError,

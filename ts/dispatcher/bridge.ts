@@ -6,8 +6,8 @@ import type { TLSSocket } from 'node:tls';
 import { bridge } from '../native/engine.js';
 import type { BridgeSink } from '../native/events.js';
 import { holdUserError, releaseUserError, USER_ERROR } from '../native/error-codes.js';
-import { buildConnector, connectorOptions, type Connector, type ConnectorOptions } from '../core/connector.js';
-import { InvalidArgumentError } from '../core/errors.js';
+import { buildConnector, connectorOptions, type Connector, type ConnectorBuildOptions, type ConnectorOptions, type ConnectFunction } from '../core/connector.js';
+import { InvalidArgumentError, NotSupportedError } from '../core/errors.js';
 import { nodeOnlyOption } from './tls-options.js';
 
 type Options = Record<string, unknown>;
@@ -19,6 +19,36 @@ export interface ConnectorPlan {
   connect: Options;
   /** Set when connections are Node sockets made by this function. */
   bridged: Connector | null;
+  /** The engine runs TLS over the bridged sockets (`connect` holds its options). */
+  engineTls?: boolean;
+}
+
+const kStreamTls = Symbol('ferro.streamTls');
+
+/**
+ * Marks `connect` as making plain byte streams (a proxy's tunnel): for an https origin the engine
+ * runs its own TLS over them with the Node-style options `tls`, unless those need Node's TLS.
+ */
+export function tunnelConnector(connect: ConnectFunction, tls: Options): Connector {
+  const marked: Connector = (opts, cb) => {
+    connect(opts, cb);
+    return undefined;
+  };
+  Object.defineProperty(marked, kStreamTls, { value: tls });
+  return marked;
+}
+
+function tunnelPlan(c: Connector, tls: Options, opts: Options, https: boolean): ConnectorPlan {
+  if (!https) return { base: opts, connect: {}, bridged: c };
+  if (nodeOnlyOption(tls, true) === undefined) return { base: opts, connect: tls, bridged: c, engineTls: true };
+  // Options only OpenSSL honours: Node's TLS over the stream, the engine's HTTP over that.
+  const overStream = buildConnector({ ...(tls as ConnectorBuildOptions), timeout: 0 });
+  const layered: Connector = (target, cb) =>
+    c(target, (err, socket) => {
+      if (err != null || socket == null) cb(err ?? new InvalidArgumentError('connect must call back with an error or a socket'));
+      else overStream({ ...target, httpSocket: socket }, cb);
+    });
+  return { base: opts, connect: {}, bridged: layered };
 }
 
 /** How a client with these options connects: natively, or over Node sockets from a connector. */
@@ -29,6 +59,8 @@ export function planConnector(origin: URL, opts: Options): ConnectorPlan {
   }
   const https = origin.protocol === 'https:';
   if (typeof c === 'function') {
+    const streamTls = (c as { [kStreamTls]?: Options })[kStreamTls];
+    if (streamTls !== undefined) return tunnelPlan(c as Connector, streamTls, opts, https);
     const built = connectorOptions(c) as Options | undefined;
     if (built === undefined) return { base: opts, connect: {}, bridged: c as Connector };
     // A buildConnector result as it is: its own options only, none of the client's (as in undici).

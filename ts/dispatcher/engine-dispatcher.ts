@@ -115,10 +115,10 @@ export class EngineDispatcher extends Dispatcher implements PoolSink, RequestOwn
     this.#headersTimeout = optNumber(opts.headersTimeout, 'headersTimeout', DEFAULT_TIMEOUT);
     this.#bodyTimeout = optNumber(opts.bodyTimeout, 'bodyTimeout', DEFAULT_TIMEOUT);
     // `base`: the options whose TLS / socket settings apply (none for a buildConnector result).
-    const { base, connect, bridged } = planConnector(this.#origin, opts as Record<string, unknown>);
+    const { base, connect, bridged, engineTls } = planConnector(this.#origin, opts as Record<string, unknown>);
     const socketPath = base.socketPath ?? connect.socketPath ?? null;
     if (socketPath != null && typeof socketPath !== 'string') throw new InvalidArgumentError('invalid socketPath');
-    const tls = this.#origin.protocol === 'https:' && bridged === null ? tlsConfig(base, connect) : undefined;
+    const tls = this.#origin.protocol === 'https:' && (bridged === null || engineTls === true) ? tlsConfig(base, connect) : undefined;
     const connectTimeout = optNumber(base.connectTimeout ?? connect.timeout, 'connectTimeout', 10e3);
     const localAddress = opts.localAddress ?? null;
     if (localAddress !== null && typeof localAddress !== 'string') throw new InvalidArgumentError('invalid localAddress');

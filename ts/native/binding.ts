@@ -1,5 +1,5 @@
 // Loads the platform binary: a locally built one first (npm install from a clone builds it into
-// native/), then the prebuilt per-platform package.
+// native/), then the prebuilt per-platform package; otherwise a message that says what to do.
 import { createRequire } from 'node:module';
 import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -121,31 +121,85 @@ function isMusl(): boolean {
   }
 }
 
-function platformTriple(): string {
+/** This process's platform as the binary packages name it: `linux-x64-gnu`, `darwin-arm64`, ... */
+export function platformTriple(): string {
   const { platform, arch } = process;
   if (platform === 'linux') return `linux-${arch}-${isMusl() ? 'musl' : 'gnu'}`;
   if (platform === 'win32') return `win32-${arch}-msvc`;
   return `${platform}-${arch}`;
 }
 
-function load(): NativeBinding {
-  const require = createRequire(import.meta.url);
-  const triple = platformTriple();
-  const here = dirname(fileURLToPath(import.meta.url));
-  const local = join(here, '..', '..', 'native', `ferro.${triple}.node`);
-  const tried: string[] = [];
-  if (existsSync(local)) return require(local) as NativeBinding;
-  tried.push(local);
+const ARCH: Record<string, string> = { x86_64: 'x64', aarch64: 'arm64', i686: 'ia32', armv7: 'arm' };
+
+/** A Rust target (`aarch64-unknown-linux-gnu`) as a package suffix (`linux-arm64-gnu`). */
+export function packageSuffix(target: string): string {
+  const [cpu, , os, abi] = target.split('-');
+  const arch = ARCH[cpu] ?? cpu;
+  if (os === 'linux') return `linux-${arch}-${abi ?? 'gnu'}`;
+  if (os === 'darwin') return `darwin-${arch}`;
+  if (os === 'windows') return `win32-${arch}-${abi ?? 'msvc'}`;
+  return `${os}-${arch}`;
+}
+
+export interface LoaderInput {
+  /** What `platformTriple()` says. */
+  triple: string;
+  /** Where a binary built in the checkout would be. */
+  localPath: string;
+  require: NodeJS.Require;
+  /** The platforms prebuilt packages exist for (package suffixes). */
+  prebuilt: string[];
+}
+
+/**
+ * Loads the binary: one built in the checkout, else the platform package; otherwise throws an
+ * error (code ERR_FERRO_NATIVE_MISSING) naming the platform, what was looked for, and what to do.
+ */
+export function loadBinding({ triple, localPath, require, prebuilt }: LoaderInput): NativeBinding {
+  if (existsSync(localPath)) return require(localPath) as NativeBinding;
   const pkg = `@ferro-http/binding-${triple}`;
+  let why: string;
   try {
     return require(pkg) as NativeBinding;
   } catch (err) {
-    tried.push(`${pkg} (${(err as Error).message.split('\n')[0]})`);
+    const e = err as NodeJS.ErrnoException;
+    // Not installed at all, or installed but unloadable (wrong libc, corrupt file...).
+    why = e.code === 'MODULE_NOT_FOUND' && e.message.includes(pkg) ? 'not installed' : `cannot be loaded: ${e.message.split('\n')[0]}`;
   }
-  throw new Error(
-    `ferro: no native binary for ${triple}. Tried:\n  ${tried.join('\n  ')}\n` +
-      'Build it from source with `npm run build:native` (needs a Rust toolchain).',
-  );
+  const supported = prebuilt.includes(triple);
+  const err = new Error(
+    [
+      `ferro: no native engine for this platform (${triple}; Node ${process.version}).`,
+      `  Looked for ${localPath}: not built.`,
+      `  Looked for the package ${pkg}: ${why}.`,
+      supported
+        ? `  ${triple} has a prebuilt package: reinstall ferro with optional dependencies enabled (not --omit=optional / --no-optional), for this platform.`
+        : `  Prebuilt packages exist for: ${prebuilt.join(', ') || 'none'}.`,
+      '  To build from source: install Rust (https://rustup.rs), then in a clone of ferro run `npm install`',
+      `  (or \`npm run build:native\`), which builds native/ferro.${triple}.node.`,
+    ].join('\n'),
+  ) as NodeJS.ErrnoException;
+  err.code = 'ERR_FERRO_NATIVE_MISSING';
+  throw err;
+}
+
+function load(): NativeBinding {
+  const require = createRequire(import.meta.url);
+  const triple = platformTriple();
+  // ts/native/ and dist/native/ are both two levels below the package root.
+  const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+  let targets: string[] = [];
+  try {
+    targets = (require(join(root, 'package.json')) as { napi?: { targets?: string[] } }).napi?.targets ?? [];
+  } catch {
+    // Without the manifest the message just cannot list the prebuilt platforms.
+  }
+  return loadBinding({
+    triple,
+    localPath: join(root, 'native', `ferro.${triple}.node`),
+    require,
+    prebuilt: targets.map(packageSuffix),
+  });
 }
 
 export const binding: NativeBinding = load();

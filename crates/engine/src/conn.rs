@@ -30,10 +30,22 @@ pub(crate) async fn run(pool: Arc<Pool>, conn_id: u64) {
     let mut bridge_addrs = None;
     pool.on_connecting();
     let connected = if pool.opts.bridged {
-        bridge::open(&pool.shared, pool.id, pool.opts.connect_timeout).await.map(|(io, addrs)| {
-            bridge_addrs = Some(addrs);
-            Transport::Bridged(io)
-        })
+        let started = tokio::time::Instant::now();
+        match bridge::open(&pool.shared, pool.id, pool.opts.connect_timeout).await {
+            Ok((io, addrs)) => {
+                bridge_addrs = Some(addrs);
+                match pool.opts.tls.as_ref() {
+                    // The JS socket is a plain byte stream (a proxy tunnel): TLS to the origin is
+                    // the engine's, within what is left of the connect timeout.
+                    Some(tls) => {
+                        let left = pool.opts.connect_timeout.map(|t| t.saturating_sub(started.elapsed()));
+                        Transport::tls_over_bridge(io, tls, left).await
+                    }
+                    None => Ok(Transport::Bridged(io)),
+                }
+            }
+            Err(e) => Err(e),
+        }
     } else {
         Transport::connect(&pool.opts.target, pool.opts.tls.as_ref(), pool.opts.connect_timeout).await
     };

@@ -3,6 +3,7 @@
 //! request's events come out as they would over TCP.
 use ferro_engine::error::ErrorCode;
 use ferro_engine::events;
+use ferro_engine::transport::TlsOptions;
 use ferro_engine::{Engine, EventSink, PoolOptions, StreamLength, Target};
 use parking_lot::{Condvar, Mutex};
 use std::sync::Arc;
@@ -78,13 +79,22 @@ fn error_message(payload: &[u8]) -> String {
 }
 
 fn setup(connect_timeout: Option<Duration>) -> (Engine, Arc<Sink>, Arc<ferro_engine::Pool>) {
+    setup_tls(connect_timeout, None)
+}
+
+/// With `tls` (trusted CA PEM), the engine runs TLS for "localhost" over the bridged socket.
+fn setup_tls(connect_timeout: Option<Duration>, tls: Option<&str>) -> (Engine, Arc<Sink>, Arc<ferro_engine::Pool>) {
     let sink = Arc::new(Sink::default());
     let engine = Engine::new(1, sink.clone()).unwrap();
+    let tls = tls.map(|ca| {
+        let opts = TlsOptions { ca: vec![ca.to_string()], ..TlsOptions::default() };
+        engine.tls_connector(&opts, "localhost").unwrap()
+    });
     let pool = engine.create_pool(
         7,
         PoolOptions {
             target: Target::Tcp { host: "example.test".into(), port: 80 },
-            tls: None,
+            tls,
             connections: 1,
             pipelining: 1,
             connect_timeout,
@@ -261,4 +271,72 @@ fn sends_no_sent_event_for_unobserved_requests() {
     let evs = sink.until(|e| e.kind == events::BRIDGE_WRITE);
     assert!(evs.iter().any(|e| e.kind == events::CONNECTED));
     assert!(!evs.iter().any(|e| e.kind == events::SENT));
+}
+
+/// The bytes of the engine's next write(s) to bridge `bid`; later events wait for the next call.
+fn written(sink: &Sink, bid: u32) -> Vec<u8> {
+    let evs = sink.until(|e| e.kind == events::BRIDGE_WRITE && e.id == bid);
+    evs.iter().filter(|e| e.kind == events::BRIDGE_WRITE).flat_map(|e| e.payload.clone()).collect()
+}
+
+#[test]
+fn runs_the_engines_tls_over_a_bridged_socket() {
+    use rustls::pki_types::pem::PemObject;
+    use rustls::pki_types::{CertificateDer, PrivateKeyDer};
+    use std::io::{Read, Write};
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../__test__/fixtures/tls/");
+    let read = |name: &str| std::fs::read_to_string(format!("{dir}{name}")).unwrap();
+    let ca = read("ca.pem");
+    let chain: Vec<CertificateDer<'static>> =
+        CertificateDer::pem_slice_iter(read("localhost.pem").as_bytes()).collect::<Result<_, _>>().unwrap();
+    let key = PrivateKeyDer::from_pem_slice(read("localhost.key").as_bytes()).unwrap();
+    let config = rustls::ServerConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
+        .with_safe_default_protocol_versions()
+        .unwrap()
+        .with_no_client_auth()
+        .with_single_cert(chain, key)
+        .unwrap();
+    // The far end of the tunnel: a sans-IO TLS server fed with what the engine writes.
+    let mut server = rustls::ServerConnection::new(Arc::new(config)).unwrap();
+
+    let (engine, sink, pool) = setup_tls(Some(Duration::from_secs(5)), Some(&ca));
+    get(&pool, 1);
+    let bid = bridge_id(&sink.until(|e| e.kind == events::BRIDGE_OPEN));
+    assert!(engine.bridge_attach(bid, "|||".into()));
+    let mut plain = Vec::new();
+    let mut first = true;
+    while !plain.ends_with(b"\r\n\r\n") {
+        let bytes = written(&sink, bid);
+        if first {
+            // A TLS handshake record, not HTTP.
+            assert_eq!(bytes[0], 0x16, "{:?}", String::from_utf8_lossy(&bytes));
+            first = false;
+        }
+        server.read_tls(&mut &bytes[..]).unwrap();
+        server.process_new_packets().unwrap();
+        let mut buf = [0u8; 4096];
+        while let Ok(n) = server.reader().read(&mut buf) {
+            if n == 0 {
+                break;
+            }
+            plain.extend_from_slice(&buf[..n]);
+        }
+        let mut out = Vec::new();
+        while server.wants_write() {
+            server.write_tls(&mut out).unwrap();
+        }
+        if !out.is_empty() {
+            engine.bridge_data(bid, out);
+        }
+    }
+    assert!(plain.starts_with(b"GET /x HTTP/1.1\r\n"), "{}", String::from_utf8_lossy(&plain));
+    server.writer().write_all(b"HTTP/1.1 200 OK\r\ncontent-length: 5\r\n\r\nhello").unwrap();
+    let mut out = Vec::new();
+    while server.wants_write() {
+        server.write_tls(&mut out).unwrap();
+    }
+    engine.bridge_data(bid, out);
+    let evs = sink.until(|e| e.kind == events::END && e.id == 1);
+    let body: Vec<u8> = evs.iter().filter(|e| e.kind == events::DATA && e.id == 1).flat_map(|e| e.payload.clone()).collect();
+    assert_eq!(body, b"hello");
 }

@@ -27,11 +27,13 @@ pub enum Target {
     },
 }
 
-/// A plain socket: what TLS runs over.
+/// A plain socket: what TLS runs over. A bridged socket is one too: the engine's TLS can run over a
+/// JS stream (a proxy's CONNECT tunnel, a SOCKS5 connection).
 pub enum Plain {
     Tcp(TcpStream),
     #[cfg(unix)]
     Unix(UnixStream),
+    Bridged(bridge::BridgeIo),
 }
 
 pub enum Transport {
@@ -40,7 +42,8 @@ pub enum Transport {
     Unix(UnixStream),
     /// Boxed: the TLS state is large and would bloat every other variant.
     Tls(Box<tokio_rustls::client::TlsStream<Plain>>),
-    /// A socket that lives in JS (a custom `connect` function made it); TLS, if any, is Node's.
+    /// A socket that lives in JS (a custom `connect` function made it), used as it is: TLS, if
+    /// any, is Node's. (With the engine's TLS on top it is `Tls` over `Plain::Bridged`.)
     Bridged(bridge::BridgeIo),
 }
 
@@ -101,17 +104,22 @@ impl Transport {
                     Plain::Tcp(s) => Transport::Tcp(s),
                     #[cfg(unix)]
                     Plain::Unix(s) => Transport::Unix(s),
+                    Plain::Bridged(s) => Transport::Bridged(s),
                 }),
                 Some(tls) => tls.handshake(plain).await.map(|s| Transport::Tls(Box::new(s))),
             }
         };
-        match timeout {
-            Some(t) => match tokio::time::timeout(t, fut).await {
-                Ok(r) => r,
-                Err(_) => Err(ConnectError::Timeout),
-            },
-            None => fut.await,
-        }
+        with_timeout(timeout, fut).await
+    }
+
+    /// Runs the engine's TLS handshake over a socket bridged from JS, within `timeout`.
+    pub async fn tls_over_bridge(
+        io: bridge::BridgeIo,
+        tls: &TlsConnector,
+        timeout: Option<Duration>,
+    ) -> Result<Transport, ConnectError> {
+        with_timeout(timeout, async { tls.handshake(Plain::Bridged(io)).await.map(|s| Transport::Tls(Box::new(s))) })
+            .await
     }
 
     /// The protocol agreed through ALPN, if TLS negotiated one.
@@ -134,11 +142,25 @@ impl Transport {
                 Plain::Tcp(t) => Some(t),
                 #[cfg(unix)]
                 Plain::Unix(_) => None,
+                Plain::Bridged(_) => None,
             },
             #[cfg(unix)]
             Transport::Unix(_) => None,
             Transport::Bridged(_) => None,
         }
+    }
+}
+
+async fn with_timeout<T>(
+    timeout: Option<Duration>,
+    fut: impl std::future::Future<Output = Result<T, ConnectError>>,
+) -> Result<T, ConnectError> {
+    match timeout {
+        Some(t) => match tokio::time::timeout(t, fut).await {
+            Ok(r) => r,
+            Err(_) => Err(ConnectError::Timeout),
+        },
+        None => fut.await,
     }
 }
 
@@ -182,5 +204,5 @@ macro_rules! forward_io {
     };
 }
 
-forward_io!(Plain { Tcp, Unix #[cfg(unix)] });
+forward_io!(Plain { Tcp, Unix #[cfg(unix)], Bridged });
 forward_io!(Transport { Tcp, Unix #[cfg(unix)], Tls, Bridged });

@@ -1,0 +1,82 @@
+// Opens a CONNECT tunnel through a dispatcher connected to an HTTP proxy and hands back the socket
+// (the engine's connection, now a byte stream) to a connector's callback. A refused tunnel (407,
+// 403, 502...) fails with the status on the error; errors never carry the request's headers, so
+// proxy credentials cannot leak through them.
+import type { Duplex } from 'node:stream';
+import type { Socket } from 'node:net';
+import { ProxyConnectionError, RequestAbortedError, SecureProxyConnectionError } from '../core/errors.js';
+import type { ConnectorCallback } from '../core/connector.js';
+import type { Dispatcher } from '../dispatcher/dispatcher.js';
+import type { DispatchController, DispatchHandler } from '../dispatcher/types.js';
+
+/** An error about the proxy's answer, with the status it gave. */
+export function withStatus<E extends Error>(err: E, statusCode: number): E & { statusCode: number } {
+  return Object.assign(err, { statusCode });
+}
+
+/** Errors of a TLS handshake with the proxy (Node / OpenSSL codes), as opposed to socket errors. */
+function isTlsFailure(err: Error): boolean {
+  const code = (err as { code?: unknown }).code;
+  return typeof code === 'string' && (err as { syscall?: unknown }).syscall === 'connect' && !/^E[A-Z]+$/.test(code);
+}
+
+class TunnelHandler implements DispatchHandler {
+  #callback: ConnectorCallback | null;
+  readonly #secureProxy: boolean;
+
+  constructor(callback: ConnectorCallback, secureProxy: boolean) {
+    this.#callback = callback;
+    this.#secureProxy = secureProxy;
+  }
+
+  #done(err: Error | null, socket?: Duplex): void {
+    const cb = this.#callback;
+    this.#callback = null;
+    if (cb === null) {
+      socket?.destroy();
+      return;
+    }
+    if (err !== null) cb(err, null);
+    else cb(null, socket as Socket);
+  }
+
+  onRequestUpgrade(_c: DispatchController, statusCode: number, _headers: unknown, socket: Duplex): void {
+    if (statusCode === 200) return this.#done(null, socket);
+    socket.destroy();
+    this.#done(refused(statusCode));
+  }
+
+  onResponseStart(_c: DispatchController, statusCode: number): void {
+    // A refusal is an ordinary response: report it now, let its body drain so the connection
+    // to the proxy stays usable.
+    if (statusCode >= 200) this.#done(refused(statusCode));
+  }
+
+  onResponseData(): void {}
+  onResponseEnd(): void {}
+
+  onResponseError(_c: DispatchController, err: Error): void {
+    if ((err as { code?: unknown }).code === 'UND_ERR_SOCKET') err = new ProxyConnectionError(err);
+    else if (this.#secureProxy && isTlsFailure(err)) err = new SecureProxyConnectionError(err);
+    this.#done(err);
+  }
+}
+
+function refused(statusCode: number): RequestAbortedError & { statusCode: number } {
+  return withStatus(new RequestAbortedError(`Proxy response (${statusCode}) !== 200 when HTTP Tunneling`), statusCode);
+}
+
+/** CONNECT `authority` (host:port) through `proxy`, whose origin is `proxyOrigin`. */
+export function openTunnel(
+  proxy: Dispatcher,
+  proxyOrigin: URL,
+  authority: string,
+  headers: Record<string, string>,
+  callback: ConnectorCallback,
+): void {
+  const handler = new TunnelHandler(callback, proxyOrigin.protocol === 'https:');
+  proxy.dispatch(
+    { origin: proxyOrigin.origin, method: 'CONNECT', path: authority, headers: { ...headers, host: authority }, body: null },
+    handler,
+  );
+}
