@@ -40,6 +40,8 @@ class TunnelHandler implements DispatchHandler {
     else cb(null, socket as Socket);
   }
 
+  onRequestStart(): void {}
+
   onRequestUpgrade(_c: DispatchController, statusCode: number, _headers: unknown, socket: Duplex): void {
     if (statusCode === 200) return this.#done(null, socket);
     socket.destroy();
