@@ -397,7 +397,7 @@ function errorCell(r) {
 function throughputTable(results) {
   const lines = [
     '| scenario | contender | req/s | MB/s (body) | CPU µs/req | RSS MB | req/s vs undici | CPU vs undici |',
-    '|---|---|---:|---:|---:|---:|---:|',
+    '|---|---|---:|---:|---:|---:|---:|---:|',
   ];
   for (const [name, sc] of Object.entries(results)) {
     if (SCENARIOS[name].mode !== 'throughput' || name === 'memory') continue;
