@@ -184,9 +184,7 @@ describe('pipelining and framing (exact bytes)', () => {
 });
 
 describe('backpressure and abort', () => {
-  it('pause stops reading the socket until resume; the server sees its writes block', { retry: 1 }, async () => {
-    // retry: a rare stall after resume (about 2 in 27 full-suite runs, never reproduced alone) is
-    // under investigation (docs/performance.md, 'Open issues'); a consistent failure still fails.
+  it('pause stops reading the socket until resume; the server sees its writes block', async () => {
     const chunk = Buffer.alloc(64 * 1024, 'x');
     const total = 1024 * chunk.length; // 64 MiB: far beyond socket buffers and the engine's queue bound
     let written = 0;

@@ -565,9 +565,7 @@ describe.each(paths)('requests over the $name path', ({ secure, bridged, opts })
     expect(Buffer.compare(got, Buffer.concat(chunks))).toBe(0);
   });
 
-  it('pause holds the response back (the server feels it); resume gets the rest', { retry: 1 }, async () => {
-    // retry: a rare stall after resume (about 2 in 27 full-suite runs, never reproduced alone) is
-    // under investigation (docs/performance.md, 'Open issues'); a consistent failure still fails.
+  it('pause holds the response back (the server feels it); resume gets the rest', async () => {
     const [s, c] = await setup();
     let bytes = 0;
     let controller: DispatchController | null = null;
