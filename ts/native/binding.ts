@@ -79,11 +79,15 @@ export interface NativeEngine {
   bridgeEnd(id: number): void;
   bridgeError(id: number, errno: string, message: string): void;
   bridgeWritable(id: number, writable: boolean): void;
+  /** Live requests and connection tasks in the engine (leak checks). */
+  counts(): { requests: number; connections: number };
   close(): void;
 }
 
 export interface NativeBinding {
   NativeEngine: new (onEvents: (batch: Buffer) => void, workers?: number) => NativeEngine;
+  /** True in debug builds, which carry test-only hooks (see `src/binding.rs`). */
+  testHooks(): boolean;
 }
 
 function isMusl(): boolean {

@@ -9,7 +9,7 @@ pub mod pool;
 pub mod request;
 pub mod transport;
 
-pub use engine::{Engine, EventSink};
+pub use engine::{Engine, EngineCounts, EventSink};
 pub use error::ErrorCode;
 pub use pool::{DispatchError, Pool, PoolOptions, PoolStats};
 pub use request::{flags, StreamLength};
