@@ -40,8 +40,10 @@ describe.skipIf(!built)('worker threads', () => {
     const before = engineThreads();
     const run = async (tag: string): Promise<string[]> => {
       const worker = new Worker(fixture('requests.mjs'), { workerData: { origin, count: 40, tag } });
+      // Listening for 'exit' from the start: it can follow 'message' within the same turn.
+      const exited = once(worker, 'exit');
       const [bodies] = (await once(worker, 'message')) as [string[]];
-      const [code] = await once(worker, 'exit');
+      const [code] = await exited;
       expect(code).toBe(0);
       return bodies;
     };

@@ -128,12 +128,17 @@ sample('closed');
 
 const afterWarmup = samples.filter((s) => typeof s.done === 'number' && s.done >= TOTAL * WARMUP);
 const rss = afterWarmup.map((s) => s.rss);
-const growth = Math.max(...rss) - rss[0];
+// A leak is a trend, not noise: compare the median of the last samples with the first ones.
+const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+const quarter = Math.max(1, Math.floor(rss.length / 4));
+const growth = median(rss.slice(-quarter)) - median(rss.slice(0, quarter));
 const end = samples.at(-1);
 const leftover = end.requests + end.connections + end.jsRequests + end.jsPools;
 console.log(`\n${TOTAL} requests in ${secs.toFixed(1)} s (${Math.round(TOTAL / secs)} req/s)`);
 console.log(`outcomes: ${JSON.stringify(outcome)}${unexpected.size ? `  unexpected: ${JSON.stringify([...unexpected])}` : ''}`);
-console.log(`RSS after warm-up: ${mb(Math.min(...rss))}..${mb(Math.max(...rss))} MB (growth ${mb(growth)} MB, bound ${mb(RSS_BOUND)} MB)`);
+console.log(
+  `RSS after warm-up: ${mb(Math.min(...rss))}..${mb(Math.max(...rss))} MB; median of the last quarter minus the first: ${mb(growth)} MB (bound ${mb(RSS_BOUND)} MB)`,
+);
 console.log(`left behind after close: engine requests ${end.requests}, connections ${end.connections}; js requests ${end.jsRequests}, pools ${end.jsPools}; active handles ${end.handles} (at start ${handlesAtStart})`);
 const ok = growth <= RSS_BOUND && leftover === 0 && unexpected.size === 0 && end.handles <= handlesAtStart;
 console.log(ok ? 'soak: PASS' : 'soak: FAIL');
