@@ -18,7 +18,11 @@ pub enum Ev {
 fn push(evs: &mut Vec<Ev>, item: Decoded) {
     match item {
         Decoded::Head(h) => {
-            let f = h.headers.iter().map(|(n, v)| (n.to_vec(), v.to_vec())).collect();
+            let f = h
+                .headers
+                .iter()
+                .map(|(n, v)| (n.to_vec(), v.to_vec()))
+                .collect();
             evs.push(Ev::Head(h.status, f, h.keep_alive));
         }
         Decoded::Upgrade(h) => evs.push(Ev::Upgrade(h.status)),
@@ -35,7 +39,12 @@ fn push(evs: &mut Vec<Ev>, item: Decoded) {
 
 /// Runs `pieces` through one decoder as a connection would (decode until it needs more bytes,
 /// stop at an upgrade or error), then `eof`.
-pub fn decode_pieces(expects: &[Expect], max_header: usize, pieces: &[&[u8]], eof: bool) -> Vec<Ev> {
+pub fn decode_pieces(
+    expects: &[Expect],
+    max_header: usize,
+    pieces: &[&[u8]],
+    eof: bool,
+) -> Vec<Ev> {
     let mut dec = ResponseDecoder::new(max_header);
     for e in expects {
         dec.push_expect(*e);
@@ -71,7 +80,10 @@ pub fn decode_pieces(expects: &[Expect], max_header: usize, pieces: &[&[u8]], eo
             Err(e) => evs.push(Ev::Err(e.to_string())),
         }
     }
-    let body: usize = evs.iter().map(|e| if let Ev::Body(b) = e { b.len() } else { 0 }).sum();
+    let body: usize = evs
+        .iter()
+        .map(|e| if let Ev::Body(b) = e { b.len() } else { 0 })
+        .sum();
     assert!(body <= input_len, "more body bytes out than bytes in");
     evs
 }
@@ -80,7 +92,9 @@ pub fn decode_pieces(expects: &[Expect], max_header: usize, pieces: &[&[u8]], eo
 /// flags byte per expected response, a seed for the split points, then the response bytes.
 /// Decoding whole and decoding in pieces must agree.
 pub fn check_decoder(data: &[u8]) {
-    let Some((&cfg, rest)) = data.split_first() else { return };
+    let Some((&cfg, rest)) = data.split_first() else {
+        return;
+    };
     let n = 1 + (cfg & 3) as usize;
     let max_header = [64, 512, 4096, 16384][((cfg >> 2) & 3) as usize];
     let eof = cfg & 16 != 0;
@@ -89,7 +103,11 @@ pub fn check_decoder(data: &[u8]) {
     }
     let expects: Vec<Expect> = rest[..n]
         .iter()
-        .map(|&k| Expect { head: k & 1 != 0, connect: k & 2 != 0, upgrade: k & 4 != 0 })
+        .map(|&k| Expect {
+            head: k & 1 != 0,
+            connect: k & 2 != 0,
+            upgrade: k & 4 != 0,
+        })
         .collect();
     let mut seed = rest[n] as u64 | 0x9e37_79b9_0000_0000;
     let input = &rest[n + 1..];
@@ -112,8 +130,12 @@ pub fn check_decoder(data: &[u8]) {
 /// (`METHOD\0PATH\0name\0value…`). Whatever it accepts must be exactly one well-formed head that
 /// carries the given fields unchanged: no field can smuggle a line or a second request.
 pub fn check_encoder(data: &[u8]) {
-    let Some((&cfg, rest)) = data.split_first() else { return };
-    let Ok(packed) = std::str::from_utf8(rest) else { return };
+    let Some((&cfg, rest)) = data.split_first() else {
+        return;
+    };
+    let Ok(packed) = std::str::from_utf8(rest) else {
+        return;
+    };
     let framing = match cfg & 3 {
         0 => BodyFraming::None,
         1 => BodyFraming::Chunked,
@@ -131,7 +153,11 @@ pub fn check_encoder(data: &[u8]) {
     // Lines are separated by CRLF only: no bare CR or LF anywhere.
     let lines: Vec<&[u8]> = body.split(|&b| b == b'\n').collect();
     for (i, l) in lines.iter().enumerate() {
-        let l = if i + 1 < lines.len() { l.strip_suffix(b"\r").expect("LF without CR") } else { l };
+        let l = if i + 1 < lines.len() {
+            l.strip_suffix(b"\r").expect("LF without CR")
+        } else {
+            l
+        };
         assert!(!l.contains(&b'\r'), "bare CR");
         assert!(!l.is_empty(), "empty line inside the head");
     }
@@ -151,7 +177,12 @@ pub fn check_encoder(data: &[u8]) {
         let line = line.strip_suffix(b"\r").unwrap_or(line);
         assert_eq!(line, f.as_bytes(), "field {i} changed on the wire");
         let colon = f.find(':').unwrap();
-        assert!(f[..colon].bytes().all(|b| b.is_ascii_graphic() && b != b':'), "bad name went out");
+        assert!(
+            f[..colon]
+                .bytes()
+                .all(|b| b.is_ascii_graphic() && b != b':'),
+            "bad name went out"
+        );
     }
     // Only the connection and framing lines follow the given fields.
     let extra = lines.len() - 1 - fields.len();
@@ -190,8 +221,11 @@ mod tests {
     fn response(g: &mut Gen, expect: Expect, last: bool) -> (Vec<u8>, Vec<u8>, bool) {
         let mut out = Vec::new();
         if g.upto(3) == 0 {
-            let informational: &[&[u8]] = &[b"HTTP/1.1 100 Continue\r\n\r\n", b"HTTP/1.1 103 Early Hints\r\nLink: </a>\r\n\r\n"];
-            let head: &[u8] = *g.pick(informational);
+            let informational: &[&[u8]] = &[
+                b"HTTP/1.1 100 Continue\r\n\r\n",
+                b"HTTP/1.1 103 Early Hints\r\nLink: </a>\r\n\r\n",
+            ];
+            let head = g.pick::<&[u8]>(informational);
             out.extend_from_slice(head);
         }
         let status = *g.pick(&[200u16, 201, 404, 500, 204, 304]);
@@ -225,7 +259,11 @@ mod tests {
                         out.extend_from_slice(b"\r\n");
                         at += n;
                     }
-                    out.extend_from_slice(if g.upto(1) == 0 { b"0\r\n\r\n" } else { b"0\r\nX-Sum: 1\r\nExpires: never\r\n\r\n" });
+                    out.extend_from_slice(if g.upto(1) == 0 {
+                        b"0\r\n\r\n"
+                    } else {
+                        b"0\r\nX-Sum: 1\r\nExpires: never\r\n\r\n"
+                    });
                 }
             }
             _ => {
@@ -267,7 +305,10 @@ mod tests {
             let mut want = Vec::new();
             let mut eof = false;
             for i in 0..count {
-                let expect = Expect { head: g.upto(5) == 0, ..Expect::default() };
+                let expect = Expect {
+                    head: g.upto(5) == 0,
+                    ..Expect::default()
+                };
                 let (bytes, body, close) = response(&mut g, expect, i + 1 == count);
                 expects.push(expect);
                 input.extend_from_slice(&bytes);
@@ -275,7 +316,12 @@ mod tests {
                 eof = close;
             }
             let whole = decode_pieces(&expects, 16 * 1024, &[&input], eof);
-            assert_eq!(bodies(&whole), want, "case {case}: {}", String::from_utf8_lossy(&input));
+            assert_eq!(
+                bodies(&whole),
+                want,
+                "case {case}: {}",
+                String::from_utf8_lossy(&input)
+            );
             for _ in 0..4 {
                 let mut pieces = Vec::new();
                 let mut at = 0;
@@ -285,7 +331,11 @@ mod tests {
                     pieces.push(&input[at..at + n]);
                     at += n;
                 }
-                assert_eq!(decode_pieces(&expects, 16 * 1024, &pieces, eof), whole, "case {case}");
+                assert_eq!(
+                    decode_pieces(&expects, 16 * 1024, &pieces, eof),
+                    whole,
+                    "case {case}"
+                );
             }
         }
     }
@@ -295,8 +345,19 @@ mod tests {
         // The same check the fuzz target runs, over generated and mutated inputs.
         let mut g = Gen(11);
         for _ in 0..3000 {
-            let expect = Expect { head: g.upto(4) == 0, connect: g.upto(8) == 0, upgrade: g.upto(8) == 0 };
-            let (mut bytes, _, _) = response(&mut g, Expect { head: expect.head, ..Expect::default() }, true);
+            let expect = Expect {
+                head: g.upto(4) == 0,
+                connect: g.upto(8) == 0,
+                upgrade: g.upto(8) == 0,
+            };
+            let (mut bytes, _, _) = response(
+                &mut g,
+                Expect {
+                    head: expect.head,
+                    ..Expect::default()
+                },
+                true,
+            );
             for _ in 0..g.upto(3) {
                 let at = g.upto(bytes.len().saturating_sub(1));
                 match g.upto(2) {
@@ -306,7 +367,8 @@ mod tests {
                 }
             }
             let cfg = g.u64() as u8;
-            let flags = (expect.head as u8) | (expect.connect as u8) << 1 | (expect.upgrade as u8) << 2;
+            let flags =
+                (expect.head as u8) | (expect.connect as u8) << 1 | (expect.upgrade as u8) << 2;
             let mut data = vec![cfg & !3, flags, g.u64() as u8];
             data.extend_from_slice(&bytes);
             check_decoder(&data);
@@ -316,7 +378,28 @@ mod tests {
     #[test]
     fn generated_request_heads_keep_the_encoder_invariants() {
         let mut g = Gen(13);
-        let pieces: &[&str] = &["GET", "POST", "HEAD", "CONNECT", "/", "/a?b=c", "host", "x-h", "v", "a b", "\r\n", "\n", "\r", ":", "é", " ", "\t", "", "connection", "close"];
+        let pieces: &[&str] = &[
+            "GET",
+            "POST",
+            "HEAD",
+            "CONNECT",
+            "/",
+            "/a?b=c",
+            "host",
+            "x-h",
+            "v",
+            "a b",
+            "\r\n",
+            "\n",
+            "\r",
+            ":",
+            "é",
+            " ",
+            "\t",
+            "",
+            "connection",
+            "close",
+        ];
         for _ in 0..20_000 {
             let mut packed = String::new();
             for i in 0..g.upto(8) {
@@ -324,7 +407,7 @@ mod tests {
                     packed.push('\0');
                 }
                 for _ in 0..1 + g.upto(2) {
-                    packed.push_str(*g.pick(pieces));
+                    packed.push_str(g.pick::<&str>(pieces));
                 }
             }
             let mut data = vec![g.u64() as u8];
