@@ -93,10 +93,10 @@ const samples = [];
 function sample(done) {
   globalThis.gc?.();
   const mem = process.memoryUsage();
-  const s = { done, rss: mem.rss, heap: mem.heapUsed, handles: process.getActiveResourcesInfo().length, ...engineCounts() };
+  const s = { done, rss: mem.rss, heap: mem.heapUsed, ext: mem.external, handles: process.getActiveResourcesInfo().length, ...engineCounts() };
   samples.push(s);
   console.log(
-    `${String(done).padStart(8)}  rss ${mb(s.rss).padStart(6)} MB  heap ${mb(s.heap).padStart(5)} MB  handles ${String(s.handles).padStart(3)}  ` +
+    `${String(done).padStart(8)}  rss ${mb(s.rss).padStart(6)} MB  heap ${mb(s.heap).padStart(5)} MB  external ${mb(s.ext).padStart(5)} MB  handles ${String(s.handles).padStart(3)}  ` +
       `engine: requests ${String(s.requests).padStart(3)} connections ${s.connections}  js: requests ${String(s.jsRequests).padStart(3)} pools ${s.jsPools}`,
   );
 }
