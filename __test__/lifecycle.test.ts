@@ -50,8 +50,8 @@ describe.skipIf(!built)('worker threads', () => {
     const [a, b] = await Promise.all([run('a'), run('b')]);
     expect(a).toEqual(Array.from({ length: 40 }, (_, i) => `got /a/${i}`));
     expect(b).toEqual(Array.from({ length: 40 }, (_, i) => `got /b/${i}`));
-    // The engines' runtime threads went away with their workers.
-    if (before !== null) expect(engineThreads()).toBe(before);
+    // The engines' runtime threads go away with their workers (each ends just after its stop).
+    if (before !== null) await vi.waitFor(() => expect(engineThreads()).toBe(before), { timeout: 5_000 });
     // This thread's engine is untouched by the workers' teardown.
     const client = cleanup.track(new Client(origin));
     expect(await (await client.request({ path: '/main', method: 'GET' })).body.text()).toBe('got /main');
