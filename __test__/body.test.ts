@@ -1,10 +1,9 @@
 // BodyReadable: the body mixin, dump(), and how the body talks back to its producer
 // (resume on read, abort on early destroy). First against a hand-driven producer, then end to end
 // through request() on a real server.
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { once } from 'node:events';
 import { Readable } from 'node:stream';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { BodyReadable, type BodyReadableOptions } from '../ts/api/body.js';
 import { InvalidArgumentError, RequestAbortedError } from '../ts/core/errors.js';
 import type { Dispatcher } from '../ts/dispatcher/dispatcher.js';
@@ -544,7 +543,8 @@ describe('body mixin through request()', () => {
   it('a large body arrives intact through text()', async () => {
     await setup();
     const { body } = await dispatcher.request({ path: '/big', method: 'GET' });
-    await sleep(50); // let the producer hit backpressure before the consumer starts
+    // The producer hits backpressure (a full buffer) before the consumer starts.
+    await vi.waitFor(() => expect(body.readableLength).toBeGreaterThanOrEqual(body.readableHighWaterMark));
     const text = await body.text();
     expect(text.length).toBe(1024 * 1024);
   });

@@ -18,6 +18,7 @@ import { Readable, type Duplex } from 'node:stream';
 import type { TLSSocket } from 'node:tls';
 import { Client, Pool, errors } from '../ts/index.js';
 import { buildConnector } from '../ts/core/connector.js';
+import { BodyProgress, backpressuredBody, serverStaysBlocked } from './fixtures/servers.js';
 import type { DispatchController, DispatchHandler } from '../ts/dispatcher/types.js';
 
 const dir = join(import.meta.dirname, 'fixtures', 'tls');
@@ -394,7 +395,10 @@ describe('a Client with a connector', () => {
     const inner = buildConnector({});
     const c = client(s.origin, { connect: (o, cb) => inner(o, cb) });
     const { body } = await c.request({ path: '/', method: 'GET' });
-    await expect(body.text()).rejects.toBeInstanceOf(Error);
+    await expect(body.text()).rejects.toMatchObject({
+      constructor: errors.ResponseContentLengthMismatchError,
+      code: 'UND_ERR_RES_CONTENT_LENGTH_MISMATCH',
+    });
   });
 });
 
@@ -479,9 +483,11 @@ const paths: { name: string; secure: boolean; bridged: boolean; opts: () => Opts
   { name: 'bridged https', secure: true, bridged: true, opts: () => ({ connect: wrap(buildConnector({ ca })) }) },
 ];
 
-const BIG = 16 << 20;
+// Far beyond what socket buffers and the engine's queue bound can absorb past a pause.
+const BIG = 64 << 20;
 
-function routes(): http.RequestListener {
+function routes(progress = new BodyProgress()): http.RequestListener {
+  const big = backpressuredBody(BIG, 'z', progress);
   return async (req, res) => {
     const url = req.url ?? '/';
     if (url === '/echo') {
@@ -497,16 +503,7 @@ function routes(): http.RequestListener {
         res.end();
       }, 10);
     } else if (url === '/big') {
-      res.writeHead(200, { 'content-length': BIG });
-      const piece = Buffer.alloc(64 << 10, 'z');
-      let left = BIG / piece.length;
-      Readable.from(
-        (function* () {
-          while (left-- > 0) yield piece;
-        })(),
-      ).pipe(res);
-      res.on('finish', () => ((res as unknown as { finishedAt: number }).finishedAt = Date.now()));
-      (req.socket as unknown as { lastRes: unknown }).lastRes = res;
+      big(req, res);
     } else if (url === '/hang') {
       res.writeHead(200, { 'content-length': 1000 });
       res.write('start');
@@ -565,14 +562,14 @@ describe.each(paths)('requests over the $name path', ({ secure, bridged, opts })
     expect(Buffer.compare(got, Buffer.concat(chunks))).toBe(0);
   });
 
-  it('pause holds the response back (the server feels it); resume gets the rest', { retry: 1 }, async () => {
-    // retry: a rare stall after resume (about 2 in 27 full-suite runs, never reproduced alone) is
-    // under investigation (docs/performance.md, 'Open issues'); a consistent failure still fails.
-    const [s, c] = await setup();
+  it('pause holds the response back (the server feels it); resume gets the rest', async () => {
+    const progress = new BodyProgress();
+    const s = await serve(secure, routes(progress));
+    const c = client(s.origin, opts());
     let bytes = 0;
     let controller: DispatchController | null = null;
-    let serverSocket: { lastRes?: { writableFinished: boolean } } | null = null;
-    s.server.on('request', (req: http.IncomingMessage) => (serverSocket = req.socket as never));
+    let pausedNow!: () => void;
+    const paused = new Promise<void>((r) => (pausedNow = r));
     const done = new Promise<void>((resolve, reject) => {
       const handler: DispatchHandler = {
         onRequestStart(ctl) {
@@ -581,7 +578,10 @@ describe.each(paths)('requests over the $name path', ({ secure, bridged, opts })
         // Required of a handler (undici checks it at dispatch).
         onResponseStart() {},
         onResponseData(ctl, chunk) {
-          if (bytes === 0) ctl.pause();
+          if (bytes === 0) {
+            ctl.pause();
+            pausedNow();
+          }
           bytes += chunk.length;
         },
         onResponseEnd: () => resolve(),
@@ -589,13 +589,13 @@ describe.each(paths)('requests over the $name path', ({ secure, bridged, opts })
       };
       c.dispatch({ path: '/big', method: 'GET' }, handler);
     });
-    while (bytes === 0) await new Promise((r) => setTimeout(r, 5));
-    await new Promise((r) => setTimeout(r, 300));
+    await paused;
+    // Backpressure reached the server: it is blocked, and stays so while the client is paused.
+    await serverStaysBlocked(progress);
     const whilePaused = bytes;
-    await new Promise((r) => setTimeout(r, 100));
+    await serverStaysBlocked(progress);
     expect(bytes).toBe(whilePaused);
-    // Backpressure reached the server: it could not write everything.
-    expect(serverSocket!.lastRes!.writableFinished).toBe(false);
+    expect(progress.written).toBeLessThan(BIG);
     controller!.resume();
     await done;
     expect(bytes).toBe(BIG);

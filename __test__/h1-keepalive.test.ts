@@ -131,8 +131,10 @@ describe('sockets the server is done with', () => {
     const [handler, rec] = recorder({ onRequestStart: (c) => c.pause() });
     client.dispatch({ path: '/a', method: 'GET' }, handler);
     await srv.request(0);
-    // The answer is there; a paused request must not see it (a window for it to show up wrongly).
-    await new Promise((r) => setTimeout(r, 50));
+    // The answer is there; a paused request must not see it. A request on a second connection,
+    // answered after it, is the barrier: the engine would have delivered the first answer by then.
+    const other = cleanup.add(new Client(srv.origin));
+    expect(await (await other.request({ path: '/b', method: 'GET' })).body.text()).toBe('body');
     expect(rec.events).toEqual(['start']);
     rec.controller!.resume();
     await rec.done;

@@ -2,13 +2,12 @@
 // adapter, pause by returning false, and Dispatcher1Wrapper serving legacy consumers — Node's own
 // fetch among them — from a controller-only dispatcher.
 import { afterEach, describe, expect, it } from 'vitest';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { Agent, Client, errors } from '../ts/index.js';
 import type { DispatchFn, DispatchHandler, DispatchOptions, Dispatcher } from '../ts/index.js';
 import { MockAgent } from '../ts/mock/mock-agent.js';
 import { Dispatcher1Wrapper } from '../ts/dispatcher/dispatcher1-wrapper.js';
 import { isLegacyHandler, toControllerHandler } from '../ts/handler/legacy-handler.js';
-import { httpServer, type Running, backpressuredBody } from './fixtures/servers.js';
+import { BodyProgress, httpServer, type Running, backpressuredBody, serverStaysBlocked } from './fixtures/servers.js';
 
 const cleanup: (() => Promise<unknown> | void)[] = [];
 afterEach(async () => {
@@ -104,31 +103,31 @@ describe('legacy handlers on a real Client', () => {
 
   it('returning false from onData pauses until resume() is called', async () => {
     const total = 64 * 1024 * 1024; // 64 MiB
-    const srv = await serve(backpressuredBody(total, 'z'));
+    const progress = new BodyProgress();
+    const srv = await serve(backpressuredBody(total, 'z', progress));
     const client = track(new Client(srv.origin));
     let received = 0;
     let pausedAt = -1;
+    let pausedNow!: () => void;
+    const paused = new Promise<void>((r) => (pausedNow = r));
     const [handler, rec] = legacy({
       onData(r, c) {
         received += c.length;
         r.body.length = 0; // don't keep 64 MiB around
         if (pausedAt === -1 && received > 1024 * 1024) {
           pausedAt = received;
+          pausedNow();
           return false;
         }
         return true;
       },
     });
     client.dispatch({ path: '/', method: 'GET' }, handler);
-    // Wait for the pause, let in-flight data land, then show nothing more arrives.
-    while (pausedAt === -1) await sleep(10);
-    let last = -1;
-    for (let i = 0; i < 50 && received !== last; i++) {
-      last = received;
-      await sleep(100);
-    }
+    // Wait for the pause and for the server to feel it, then show nothing more arrives.
+    await paused;
+    await serverStaysBlocked(progress);
     const settled = received;
-    await sleep(200);
+    await serverStaysBlocked(progress);
     expect(received).toBe(settled);
     expect(received).toBeLessThan(total);
     rec.resume!();
@@ -139,27 +138,29 @@ describe('legacy handlers on a real Client', () => {
 
   it('returning false from onHeaders pauses the body until resume()', async () => {
     const total = 64 * 1024 * 1024; // 64 MiB
-    const srv = await serve(backpressuredBody(total, 'h'));
+    const progress = new BodyProgress();
+    const srv = await serve(backpressuredBody(total, 'h', progress));
     const client = track(new Client(srv.origin));
     let received = 0;
+    let headersNow!: () => void;
+    const headers = new Promise<void>((r) => (headersNow = r));
     const [handler, rec] = legacy({
-      onHeaders: () => false,
+      onHeaders: () => (headersNow(), false),
       onData(r, c) {
         received += c.length;
         r.body.length = 0;
       },
     });
     client.dispatch({ path: '/', method: 'GET' }, handler);
-    while (rec.resume === undefined) await sleep(5);
+    await headers;
     // What the engine had already decoded may still land; after that, nothing until resume().
-    let last = -1;
-    for (let i = 0; i < 50 && received !== last; i++) {
-      last = received;
-      await sleep(100);
-    }
+    await serverStaysBlocked(progress);
+    const settled = received;
+    await serverStaysBlocked(progress);
+    expect(received).toBe(settled);
     expect(received).toBeLessThan(total);
     expect(rec.events).toEqual(['connect', 'headers 200']);
-    rec.resume();
+    rec.resume!();
     await rec.done;
     expect(rec.events.at(-1)).toBe('complete');
     expect(received).toBe(total);
@@ -184,7 +185,7 @@ describe('legacy handlers on a real Client', () => {
     const [handler, rec] = legacy();
     client.dispatch({ path: '/', method: 'GET' }, handler);
     await rec.done;
-    expect(rec.error).toBeInstanceOf(Error);
+    expect(rec.error).toMatchObject({ constructor: Error, code: 'ECONNREFUSED' });
   });
 
   it('controller-based handlers pass through the adapter untouched', () => {

@@ -3,7 +3,6 @@
 // MockClient used directly, close / destroy, composition — and fetch, stream, pipeline and the
 // global dispatcher once those exist.
 import { afterEach, describe, expect, it } from 'vitest';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { Writable } from 'node:stream';
 import * as ferro from '../ts/index.js';
 import { Agent, errors } from '../ts/index.js';
@@ -38,6 +37,12 @@ interface Recorded {
 }
 
 /** A controller-based handler that records what it sees; `hooks` act mid-response. */
+/**
+ * Mock replies are delivered from microtasks: once a macrotask turn has passed, everything the
+ * mock would deliver without a resume has been delivered.
+ */
+const settled = (): Promise<void> => new Promise((r) => setImmediate(r));
+
 function recorder(hooks: Partial<DispatchHandler> = {}): [DispatchHandler, Recorded] {
   let finish!: () => void;
   const rec: Recorded = { events: [], body: [], done: new Promise((r) => (finish = r)) };
@@ -119,7 +124,7 @@ describe('pause and resume', () => {
     agent.get(ORIGIN).intercept({ path: '/r' }).reply(200, 'held');
     const [handler, rec] = recorder({ onResponseStart: (c) => c.pause() });
     agent.dispatch(GET, handler);
-    await sleep(20);
+    await settled();
     expect(rec.events).toEqual(['start', 'head 200 OK']);
     expect(rec.controller!.paused).toBe(true);
     rec.controller!.resume();
@@ -141,7 +146,7 @@ describe('pause and resume', () => {
       },
     });
     agent.dispatch(GET, handler);
-    await sleep(20);
+    await settled();
     expect(rec.events).toEqual(['start', 'head 200 OK', 'data 65536']);
     rec.controller!.resume();
     await rec.done;
@@ -153,7 +158,7 @@ describe('pause and resume', () => {
     const big = Buffer.alloc(1024 * 1024, 7);
     agent.get(ORIGIN).intercept({ path: '/big' }).reply(200, big);
     const res = await agent.request({ origin: ORIGIN, path: '/big', method: 'GET' });
-    await sleep(10);
+    await settled();
     let total = 0;
     for await (const chunk of res.body) total += (chunk as Buffer).length;
     expect(total).toBe(big.length);
@@ -168,7 +173,7 @@ describe('abort', () => {
     const [handler, rec] = recorder({ onRequestStart: (c) => c.abort(reason) });
     agent.dispatch(GET, handler);
     await rec.done;
-    await sleep(10);
+    await settled();
     expect(rec.events).toEqual(['start', 'error stop']);
     expect(rec.controller!.aborted).toBe(true);
     expect(rec.controller!.reason).toBe(reason);
@@ -185,7 +190,7 @@ describe('abort', () => {
     });
     agent.dispatch(GET, handler);
     await rec.done;
-    await sleep(10);
+    await settled();
     expect(rec.events).toEqual(['start', 'head 200 OK', 'data 65536', 'error enough']);
   });
 
@@ -194,7 +199,7 @@ describe('abort', () => {
     agent.get(ORIGIN).intercept({ path: '/slow' }).reply(200, 'too late').delay(5_000);
     const controller = new AbortController();
     const pending = agent.request({ origin: ORIGIN, path: '/slow', method: 'GET', signal: controller.signal });
-    setTimeout(() => controller.abort(), 20);
+    setImmediate(() => controller.abort());
     const start = performance.now();
     await expect(pending).rejects.toBeInstanceOf(errors.RequestAbortedError);
     expect(performance.now() - start).toBeLessThan(2_000);

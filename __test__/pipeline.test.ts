@@ -157,7 +157,7 @@ describe('pipeline()', () => {
     const client = track(new Client(srv.origin));
     const duplex = client.pipeline({ path: '/', method: 'POST' }, ({ body }) => body);
     duplex.end('payload');
-    expect(await closed(duplex)).toBeInstanceOf(Error);
+    expect(await closed(duplex)).toMatchObject({ constructor: errors.SocketError, code: 'UND_ERR_SOCKET' });
   });
 
   it('destroying the Duplex aborts the request', async () => {

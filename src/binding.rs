@@ -192,11 +192,31 @@ impl NativeEngine {
         self.engine.bridge_writable(id, writable);
     }
 
+    /// Live requests and connection tasks in the engine, for leak checks.
+    #[napi(catch_unwind)]
+    pub fn counts(&self) -> NativeEngineCounts {
+        let c = self.engine.counts();
+        NativeEngineCounts { requests: c.requests as u32, connections: c.connections as u32 }
+    }
+
     /// Stops the engine thread and releases the event function.
     #[napi(catch_unwind)]
     pub fn close(&self) {
         self.queue.close();
     }
+}
+
+#[napi(object)]
+pub struct NativeEngineCounts {
+    pub requests: u32,
+    pub connections: u32,
+}
+
+/// True in debug builds, whose engine has test-only hooks (a request for
+/// `/__ferro_test_panic__` panics its connection task): tests skip what needs them otherwise.
+#[napi(catch_unwind)]
+pub fn test_hooks() -> bool {
+    cfg!(debug_assertions)
 }
 
 #[napi(object)]

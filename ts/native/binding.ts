@@ -85,6 +85,8 @@ export interface NativeEngine {
   bridgeEnd(id: number): void;
   bridgeError(id: number, errno: string, message: string): void;
   bridgeWritable(id: number, writable: boolean): void;
+  /** Live requests and connection tasks in the engine (leak checks). */
+  counts(): { requests: number; connections: number };
   close(): void;
 }
 
@@ -109,6 +111,8 @@ export interface NativeBinding {
   NativeEngine: new (onEvents: (batch: Buffer) => void, workers?: number) => NativeEngine;
   /** Null when the body passes as it is; throws (code DECODE_TOO_MANY_CODINGS) on a hostile list. */
   createDecoder(contentEncoding: string, maxSize: number, lenient: boolean): NativeDecoder | null;
+  /** True in debug builds, which carry test-only hooks (see `src/binding.rs`). */
+  testHooks(): boolean;
 }
 
 function isMusl(): boolean {

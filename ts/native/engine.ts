@@ -76,6 +76,15 @@ export function closeRequest(id: number): void {
   }
 }
 
+/**
+ * What this environment's engine holds right now: requests routed to JS, and the engine's own
+ * live requests and connection tasks. All zero once every dispatcher is closed (leak checks).
+ */
+export function engineCounts(): { jsRequests: number; jsPools: number; requests: number; connections: number } {
+  const inEngine = native?.counts() ?? { requests: 0, connections: 0 };
+  return { jsRequests: requests.size, jsPools: pools.size, ...inEngine };
+}
+
 export const control = {
   pause(id: number): void {
     native?.pause(id);

@@ -118,61 +118,82 @@ export function decodeBatch(
   while (o + 9 <= len) {
     const kind = b[o]!;
     const id = u32(b, o + 1);
-    const size = u32(b, o + 5);
     const start = o + 9;
-    const end = start + size;
+    const end = start + u32(b, o + 5);
     o = end;
-    if (kind === DATA) {
-      requests.get(id)?.onEngineData(b.subarray(start, end));
-    } else if (kind === HEAD) {
-      const sink = requests.get(id);
-      if (sink === undefined) continue;
-      const h = readHead(b, start);
-      sink.onEngineHead(h.status, h.reason, h.headers, h.raw);
-    } else if (kind === END) {
-      const sink = requests.get(id);
-      if (sink === undefined) continue;
-      const trailers: IncomingHeaders = {};
-      const raw: string[] = [];
-      if (u16(b, start) > 0) readHeaders(b, start, trailers, raw);
-      sink.onEngineEnd(trailers, raw);
-    } else if (kind === ERROR) {
-      const sink = requests.get(id);
-      if (sink === undefined) continue;
-      const [code, errno, message] = readError(b, start, end);
-      sink.onEngineError(code, errno, message);
-    } else if (kind === UPGRADE) {
-      const sink = requests.get(id);
-      if (sink === undefined) continue;
-      const h = readHead(b, start);
-      const al = u16(b, h.end);
-      sink.onEngineUpgrade(h.status, h.reason, h.headers, h.raw, b.latin1Slice(h.end + 2, h.end + 2 + al));
-    } else if (kind === BODY_DRAIN) {
-      requests.get(id)?.onEngineBodyDrain();
-    } else if (kind === RETRY) {
-      requests.get(id)?.onEngineRetry();
-    } else if (kind === CONNECTED) {
-      pools.get(id)?.onEngineConnected(b.latin1Slice(start, end));
-    } else if (kind === CONNECTING) {
-      pools.get(id)?.onEngineConnecting?.();
-    } else if (kind === SENT) {
-      requests.get(id)?.onEngineSent?.(b.latin1Slice(start, end));
-    } else if (kind === DISCONNECTED) {
-      const [code, , message] = readError(b, start, end);
-      pools.get(id)?.onEngineDisconnected(code, message);
-    } else if (kind === CONNECT_FAILED) {
-      const [code, errno, message] = readError(b, start, end);
-      pools.get(id)?.onEngineConnectFailed(code, errno, message);
-    } else if (kind === BRIDGE_WRITE) {
-      bridges?.get(id)?.onBridgeWrite(b.subarray(start, end));
-    } else if (kind === BRIDGE_OPEN) {
-      pools.get(id)?.onEngineBridgeOpen?.(u32(b, start));
-    } else if (kind === BRIDGE_DRAIN) {
-      bridges?.get(id)?.onBridgeDrain();
-    } else if (kind === BRIDGE_END) {
-      bridges?.get(id)?.onBridgeEnd();
-    } else if (kind === BRIDGE_CLOSE) {
-      bridges?.get(id)?.onBridgeClose();
+    try {
+      deliver(b, kind, id, start, end, requests, pools, bridges);
+    } catch (err) {
+      // A throwing listener (a 'disconnect' handler, say) must not cost other requests the rest
+      // of the batch: they would wait forever. The error still surfaces, as an uncaught one.
+      process.nextTick(() => {
+        throw err;
+      });
     }
+  }
+}
+
+/** Hands one event to the request, pool or bridged socket it belongs to. */
+function deliver(
+  b: Batch,
+  kind: number,
+  id: number,
+  start: number,
+  end: number,
+  requests: Map<number, RequestSink>,
+  pools: Map<number, PoolSink>,
+  bridges?: Map<number, BridgeSink>,
+): void {
+  if (kind === DATA) {
+    requests.get(id)?.onEngineData(b.subarray(start, end));
+  } else if (kind === HEAD) {
+    const sink = requests.get(id);
+    if (sink === undefined) return;
+    const h = readHead(b, start);
+    sink.onEngineHead(h.status, h.reason, h.headers, h.raw);
+  } else if (kind === END) {
+    const sink = requests.get(id);
+    if (sink === undefined) return;
+    const trailers: IncomingHeaders = {};
+    const raw: string[] = [];
+    if (u16(b, start) > 0) readHeaders(b, start, trailers, raw);
+    sink.onEngineEnd(trailers, raw);
+  } else if (kind === ERROR) {
+    const sink = requests.get(id);
+    if (sink === undefined) return;
+    const [code, errno, message] = readError(b, start, end);
+    sink.onEngineError(code, errno, message);
+  } else if (kind === UPGRADE) {
+    const sink = requests.get(id);
+    if (sink === undefined) return;
+    const h = readHead(b, start);
+    const al = u16(b, h.end);
+    sink.onEngineUpgrade(h.status, h.reason, h.headers, h.raw, b.latin1Slice(h.end + 2, h.end + 2 + al));
+  } else if (kind === BODY_DRAIN) {
+    requests.get(id)?.onEngineBodyDrain();
+  } else if (kind === RETRY) {
+    requests.get(id)?.onEngineRetry();
+  } else if (kind === CONNECTED) {
+    pools.get(id)?.onEngineConnected(b.latin1Slice(start, end));
+  } else if (kind === CONNECTING) {
+    pools.get(id)?.onEngineConnecting?.();
+  } else if (kind === SENT) {
+    requests.get(id)?.onEngineSent?.(b.latin1Slice(start, end));
+  } else if (kind === DISCONNECTED) {
+    const [code, , message] = readError(b, start, end);
+    pools.get(id)?.onEngineDisconnected(code, message);
+  } else if (kind === CONNECT_FAILED) {
+    const [code, errno, message] = readError(b, start, end);
+    pools.get(id)?.onEngineConnectFailed(code, errno, message);
+  } else if (kind === BRIDGE_WRITE) {
+    bridges?.get(id)?.onBridgeWrite(b.subarray(start, end));
+  } else if (kind === BRIDGE_OPEN) {
+    pools.get(id)?.onEngineBridgeOpen?.(u32(b, start));
+  } else if (kind === BRIDGE_DRAIN) {
+    bridges?.get(id)?.onBridgeDrain();
+  } else if (kind === BRIDGE_END) {
+    bridges?.get(id)?.onBridgeEnd();
+  } else if (kind === BRIDGE_CLOSE) {
+    bridges?.get(id)?.onBridgeClose();
   }
 }

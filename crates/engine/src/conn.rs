@@ -25,7 +25,28 @@ const BUDGET: usize = 16;
 /// How often one request may be re-sent after connections failed under it.
 const MAX_RETRIES: u8 = 3;
 
+/// Debug builds only: a request for this path makes its connection task panic when the response
+/// head arrives, so tests can show a panic fails that connection's requests and nothing else.
+#[cfg(debug_assertions)]
+pub const PANIC_TEST_PATH: &str = "/__ferro_test_panic__";
+
+/// Counts a connection task as alive for as long as it exists (also when it ends by a panic or
+/// an abort).
+struct Alive(Arc<crate::engine::Shared>);
+impl Alive {
+    fn new(shared: &Arc<crate::engine::Shared>) -> Alive {
+        shared.conns.fetch_add(1, std::sync::atomic::Ordering::AcqRel);
+        Alive(shared.clone())
+    }
+}
+impl Drop for Alive {
+    fn drop(&mut self) {
+        self.0.conns.fetch_sub(1, std::sync::atomic::Ordering::AcqRel);
+    }
+}
+
 pub(crate) async fn run(pool: Arc<Pool>, conn_id: u64) {
+    let _alive = Alive::new(&pool.shared);
     // A bridged socket's addresses come from JS, which knows them.
     let mut bridge_addrs = None;
     pool.on_connecting();
@@ -164,6 +185,8 @@ struct Conn {
     streaming: Option<Streaming>,
     tunnel: Option<Tunnel>,
     addrs: String,
+    /// The pool has been told this connection left (finish, or detached as a tunnel).
+    left_pool: bool,
 }
 
 fn far_future() -> Instant {
@@ -196,6 +219,7 @@ impl Conn {
             streaming: None,
             tunnel: None,
             addrs,
+            left_pool: false,
         }
     }
 
@@ -245,6 +269,7 @@ impl Conn {
                 // Just upgraded: the socket now belongs to the user, not the pool (as in undici),
                 // so its slot frees up for new connections; the tunnel loop takes over.
                 self.pool.on_detached(self.id);
+                self.left_pool = true;
                 continue;
             }
             if self.inflight.is_empty() && self.wbuf.is_empty() {
@@ -593,6 +618,10 @@ impl Conn {
             let id = front.req.id;
             match item {
                 Decoded::Head(head) => {
+                    #[cfg(debug_assertions)]
+                    if front.req.head.split('\0').nth(1) == Some(PANIC_TEST_PATH) {
+                        panic!("ferro test hook: a connection task panics");
+                    }
                     if head.status >= 200 {
                         front.head_done = true;
                         self.blocked = false;
@@ -760,6 +789,7 @@ impl Conn {
     /// cause (unless it never saw a response byte and may be re-sent); the rest go back to the queue.
     fn finish(&mut self, end: End) {
         let pool = self.pool.clone();
+        self.left_pool = true;
         let (code, errno, message) = match &end {
             End::Clean(m) => (ErrorCode::Info, "", m.to_string()),
             End::Failed { code, errno, message } => (*code, *errno, message.clone()),
@@ -829,6 +859,12 @@ impl Drop for Conn {
     fn drop(&mut self) {
         let mut ids: Vec<u32> = self.inflight.drain(..).map(|f| f.req.id).collect();
         ids.extend(self.tunnel.take().map(|t| t.id));
+        if !self.left_pool {
+            // Otherwise the pool would count this connection forever and, at its connection
+            // limit, never open another one: later requests would wait for ever.
+            self.left_pool = true;
+            self.pool.on_disconnected(self.id, ErrorCode::Internal, "connection task ended unexpectedly");
+        }
         if ids.is_empty() {
             return;
         }
@@ -836,7 +872,7 @@ impl Drop for Conn {
         if !destroyed {
             self.pool.emit(|w| {
                 for id in &ids {
-                    w.error(events::ERROR, *id, ErrorCode::Internal, "", "ferro engine: connection task ended unexpectedly");
+                    w.error(events::ERROR, *id, ErrorCode::Internal, "", "connection task ended unexpectedly");
                 }
             });
         }

@@ -7,6 +7,7 @@ use crate::transport::bridge::{Attach, BridgeLink};
 use crate::transport::tls::{ConfigCache, TlsConfigError, TlsConnector, TlsOptions};
 use parking_lot::Mutex;
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use tokio::runtime::{Builder, Handle};
 use tokio::sync::Notify;
@@ -35,6 +36,17 @@ pub struct Shared {
     /// Bridged sockets by bridge id (unique per engine), for the calls JS makes about them.
     bridges: Mutex<HashMap<u32, Arc<BridgeLink>>>,
     next_bridge: Mutex<u32>,
+    /// Connection tasks alive (connecting, connected or tunnelling), for leak checks.
+    pub(crate) conns: AtomicUsize,
+}
+
+/// What the engine holds right now (see `Engine::counts`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct EngineCounts {
+    /// Requests JS can still pause / resume / abort: queued, in flight or tunnelling.
+    pub requests: usize,
+    /// Connection tasks alive.
+    pub connections: usize,
 }
 
 impl Shared {
@@ -140,6 +152,7 @@ impl Engine {
             flush,
             bridges: Mutex::new(HashMap::new()),
             next_bridge: Mutex::new(1),
+            conns: AtomicUsize::new(0),
         })
     }
 
@@ -152,6 +165,14 @@ impl Engine {
     pub fn tls_connector(&self, opts: &TlsOptions, server_name: &str) -> Result<TlsConnector, TlsConfigError> {
         let config = self.tls_configs.lock().get(opts)?;
         TlsConnector::new(config, server_name)
+    }
+
+    /// Live requests and connections, for leak checks (soak script, tests).
+    pub fn counts(&self) -> EngineCounts {
+        EngineCounts {
+            requests: self.shared.reqs.lock().len(),
+            connections: self.shared.conns.load(Ordering::Acquire),
+        }
     }
 
     pub fn pause(&self, id: u32) {

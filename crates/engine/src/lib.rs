@@ -13,7 +13,7 @@ pub mod request;
 pub mod transport;
 pub mod ws;
 
-pub use engine::{Engine, EventSink};
+pub use engine::{Engine, EngineCounts, EventSink};
 pub use error::ErrorCode;
 pub use pool::{DispatchError, Pool, PoolOptions, PoolStats};
 pub use request::{flags, StreamLength};

@@ -1,5 +1,7 @@
 //! HTTP/1.1 client codec, sans-IO: request heads are encoded into a byte buffer, response bytes are
 //! decoded into heads, body chunks and ends. No sockets, no timers: `conn/` drives it.
+#[cfg(any(test, feature = "fuzzing"))]
+pub mod check;
 pub mod decode;
 pub mod encode;
 mod token;

@@ -1,0 +1,40 @@
+// The packed event batch from the engine: one throwing listener must not lose the rest of the
+// batch for everyone else (a request whose END came after it would wait forever).
+import { describe, expect, it } from 'vitest';
+import { CONNECTED, END, decodeBatch, type PoolSink, type RequestSink } from '../ts/native/events.js';
+
+/** One packed event: kind u8, id u32 LE, payload length u32 LE, payload. */
+function event(kind: number, id: number, payload: Buffer = Buffer.alloc(0)): Buffer {
+  const head = Buffer.alloc(9);
+  head[0] = kind;
+  head.writeUInt32LE(id, 1);
+  head.writeUInt32LE(payload.length, 5);
+  return Buffer.concat([head, payload]);
+}
+
+describe('decodeBatch', () => {
+  it('delivers the rest of a batch after a listener throws, and the error still surfaces', async () => {
+    const boom = new Error('listener failed');
+    const pool: PoolSink = {
+      onEngineConnected: () => {
+        throw boom;
+      },
+      onEngineDisconnected: () => {},
+      onEngineConnectFailed: () => {},
+    };
+    const ended: number[] = [];
+    const request = { onEngineEnd: () => ended.push(7) } as unknown as RequestSink;
+    const noTrailers = Buffer.from([0, 0]);
+    const batch = Buffer.concat([event(CONNECTED, 1), event(END, 7, noTrailers)]);
+    const saved = process.listeners('uncaughtException');
+    process.removeAllListeners('uncaughtException');
+    try {
+      const uncaught = new Promise((resolve) => process.once('uncaughtException', resolve));
+      decodeBatch(batch, new Map([[7, request]]), new Map([[1, pool]]));
+      expect(ended).toEqual([7]);
+      expect(await uncaught).toBe(boom);
+    } finally {
+      for (const l of saved) process.on('uncaughtException', l);
+    }
+  });
+});

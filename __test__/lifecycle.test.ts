@@ -1,0 +1,105 @@
+// The engine's life cycle: one engine per JS environment (two worker threads at once, each torn
+// down when its worker exits), many Clients created and closed without leaking, and a process
+// that exits on its own with only idle kept-alive sockets. The worker and child scripts run the
+// compiled package (dist/, built by `npm test`'s pretest).
+import { describe, expect, it, vi } from 'vitest';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { Worker } from 'node:worker_threads';
+import { Client } from '../ts/index.js';
+import { engineCounts } from '../ts/native/engine.js';
+import { httpServer } from './fixtures/servers.js';
+import { useCleanup } from './fixtures/cleanup.js';
+
+const cleanup = useCleanup();
+const fixture = (name: string): string => fileURLToPath(new URL(`./fixtures/workers/${name}`, import.meta.url));
+const built = existsSync(fileURLToPath(new URL('../dist/index.js', import.meta.url)));
+
+/** Threads of this process named like the engine's runtime thread (Linux: /proc). */
+function engineThreads(): number | null {
+  if (!existsSync('/proc/self/task')) return null;
+  return readdirSync('/proc/self/task').filter((t) => {
+    try {
+      return readFileSync(`/proc/self/task/${t}/comm`, 'utf8').trim() === 'ferro-engine';
+    } catch {
+      return false; // the thread ended while we looked
+    }
+  }).length;
+}
+
+async function echoServer(): Promise<string> {
+  const srv = cleanup.track(await httpServer((req, res) => res.end(`got ${req.url}`)));
+  return srv.origin;
+}
+
+describe.skipIf(!built)('worker threads', () => {
+  it('two workers each run their own engine at once; each is torn down when its worker exits', async () => {
+    const origin = await echoServer();
+    const before = engineThreads();
+    const run = async (tag: string): Promise<string[]> => {
+      const worker = new Worker(fixture('requests.mjs'), { workerData: { origin, count: 40, tag } });
+      // Listening for 'exit' from the start: it can follow 'message' within the same turn.
+      const exited = once(worker, 'exit');
+      const [bodies] = (await once(worker, 'message')) as [string[]];
+      const [code] = await exited;
+      expect(code).toBe(0);
+      return bodies;
+    };
+    const [a, b] = await Promise.all([run('a'), run('b')]);
+    expect(a).toEqual(Array.from({ length: 40 }, (_, i) => `got /a/${i}`));
+    expect(b).toEqual(Array.from({ length: 40 }, (_, i) => `got /b/${i}`));
+    // The engines' runtime threads go away with their workers (each ends just after its stop).
+    if (before !== null) await vi.waitFor(() => expect(engineThreads()).toBe(before), { timeout: 5_000 });
+    // This thread's engine is untouched by the workers' teardown.
+    const client = cleanup.track(new Client(origin));
+    expect(await (await client.request({ path: '/main', method: 'GET' })).body.text()).toBe('got /main');
+  });
+});
+
+describe('many clients', () => {
+  it('1,000 Clients created, used and closed leave nothing behind', async () => {
+    const origin = await echoServer();
+    // Nothing open: earlier tests' clients are closed, their sockets possibly still closing.
+    const none = { jsRequests: 0, jsPools: 0, requests: 0, connections: 0 };
+    await vi.waitFor(() => expect(engineCounts()).toEqual(none), { timeout: 5_000 });
+    for (let i = 0; i < 1000; i++) {
+      const client = new Client(origin);
+      const { body } = await client.request({ path: `/${i}`, method: 'GET' });
+      expect(await body.text()).toBe(`got /${i}`);
+      await client.close();
+    }
+    // Connection tasks end as their sockets close, just after close() resolves.
+    await vi.waitFor(() => expect(engineCounts()).toEqual(none), { timeout: 5_000 });
+  });
+});
+
+describe.skipIf(!built)('process exit', () => {
+  async function runChild(origin: string, mode: string): Promise<{ code: number | null; out: string; ms: number }> {
+    const start = Date.now();
+    const child = spawn(process.execPath, [fixture('idle-exit.mjs'), origin, mode], { stdio: ['ignore', 'pipe', 'inherit'] });
+    let out = '';
+    child.stdout.on('data', (c: Buffer) => (out += c));
+    const [code] = (await once(child, 'exit')) as [number | null];
+    return { code, out, ms: Date.now() - start };
+  }
+
+  it('exits on its own when only idle kept-alive sockets remain', async () => {
+    // The server keeps sockets open far longer than the test: only the client can let go.
+    const origin = await echoServer();
+    const { code, out, ms } = await runChild(origin, 'idle');
+    expect(out).toBe('got /\n');
+    expect(code).toBe(0);
+    expect(ms).toBeLessThan(10_000);
+  });
+
+  it('close() leaves no request, connection or pool behind in the engine', async () => {
+    const origin = await echoServer();
+    const { code, out } = await runChild(origin, 'close');
+    const [text, counts] = out.trim().split('\n');
+    expect(text).toBe('got /');
+    expect(JSON.parse(counts!)).toEqual({ jsRequests: 0, jsPools: 0, requests: 0, connections: 0 });
+    expect(code).toBe(0);
+  });
+});
