@@ -373,7 +373,7 @@ describe('connection errors, events and busy', () => {
     expect(origin).toBeInstanceOf(URL);
     expect(targets).toEqual([client]);
     const [, , err] = await disconnected;
-    expect(err).toMatchObject({ constructor: errors.InformationalError, code: 'UND_ERR_INFO', message: 'socket idle timeout' });
+    expect(err).toMatchObject({ constructor: errors.InformationalError, code: 'LIB_ERR_INFO', message: 'socket idle timeout' });
   });
 
   it('dispatch returns false when busy, then emits drain', async () => {

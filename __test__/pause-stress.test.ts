@@ -46,6 +46,8 @@ function fetchWithPauses(pool: Pool, path: string, random: () => number): Promis
   return new Promise((resolve, reject) => {
     let bytes = 0;
     const handler: DispatchHandler = {
+      onRequestStart() {},
+      onResponseStart() {},
       onResponseData(controller, chunk) {
         bytes += chunk.length;
         if (random() > 0.35) return;
