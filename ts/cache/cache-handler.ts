@@ -3,13 +3,13 @@
 import type { Writable } from 'node:stream';
 import type { DispatchController, DispatchHandler, IncomingHeaders } from '../dispatcher/types.js';
 import type { CacheKey } from './cache-store.js';
-import { PassThroughHandler } from './pass-through-handler.js';
+import { DecoratorHandler } from '../handler/decorator-handler.js';
 import { invalidatedPaths, planStore } from './policy.js';
 import type { HeaderRecord } from './request-headers.js';
 import { openWriter, safeDelete, type CacheContext } from './store-writer.js';
 
 /** Passes a response through to `handler`, copying it into the store when RFC 9111 allows. */
-export class CacheWriteHandler extends PassThroughHandler {
+export class CacheWriteHandler extends DecoratorHandler {
   readonly #ctx: CacheContext;
   readonly #key: CacheKey;
   readonly #requestTime = Date.now();
@@ -63,7 +63,7 @@ export class CacheWriteHandler extends PassThroughHandler {
 }
 
 /** After a non-error answer to an unsafe method, drops what is stored for the URIs it touched. */
-export class InvalidationHandler extends PassThroughHandler {
+export class InvalidationHandler extends DecoratorHandler {
   readonly #ctx: CacheContext;
   readonly #origin: string;
   readonly #path: string;
