@@ -289,6 +289,15 @@ describe('the engine resolver', () => {
     expect(engineLookupMisses()).toBe(misses + 1);
   });
 
+  it('maxTTL 0: a fresh answer serves its request even if the clock ticks while it is stored', async () => {
+    const srv = await serveOn('127.0.0.1');
+    const d = composed({ maxTTL: 0 });
+    // Every read of the clock is a millisecond later: the answer is "old" by the time it is picked.
+    let t = Date.now();
+    vi.spyOn(Date, 'now').mockImplementation(() => ++t);
+    expect(await get(d, `http://localhost:${srv.port}`)).toMatch(/./);
+  });
+
   it('an unknown name fails with ENOTFOUND', async () => {
     const err = await get(composed(), 'http://does-not-exist.invalid:1').catch((e: unknown) => e);
     expect(['ENOTFOUND', 'EAI_AGAIN']).toContain((err as { code?: string }).code);

@@ -119,9 +119,13 @@ function advance(holder: { offset?: number }): number {
   return holder.offset;
 }
 
+/** While a fresh answer is picked from, the time it arrived: it serves this request whatever its TTL
+ * (with maxTTL 0 a millisecond's tick between storing and picking would otherwise discard it). */
+let judgedAt: number | null = null;
+
 function expired(ip: DNSInterceptorRecord): boolean {
   const s = ip as Partial<Stored>;
-  return s.timestamp !== undefined && s.ttl !== undefined && Date.now() - s.timestamp > s.ttl;
+  return s.timestamp !== undefined && s.ttl !== undefined && (judgedAt ?? Date.now()) - s.timestamp > s.ttl;
 }
 
 /** Round robin within a family, dropping expired records as it meets them. */
@@ -246,8 +250,15 @@ class DNSInstance {
       called = true;
       const list = addresses == null ? [] : [...addresses];
       if (err != null || list.length === 0) return cb(err ?? new InformationalError('No DNS entries found'));
+      const arrived = Date.now();
       const records = this.#store(origin.hostname, list);
-      const ip = pick(origin, records, affinity);
+      let ip: DNSInterceptorRecord | null;
+      judgedAt = arrived;
+      try {
+        ip = pick(origin, records, affinity);
+      } finally {
+        judgedAt = null;
+      }
       if (ip == null) {
         // Nothing usable (e.g. only the other family with dualStack off): as if nothing was found.
         this.storage.delete(origin.hostname);
