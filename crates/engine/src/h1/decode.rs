@@ -378,6 +378,8 @@ impl ResponseDecoder {
             match (buf.get(i), buf.get(i + 1)) {
                 (Some(b'\n'), _) => i += 1,
                 (Some(b'\r'), Some(b'\n')) => i += 2,
+                // No status line starts with CR: the same error whether or not the CR ended a read.
+                (Some(b'\r'), Some(_)) => return Err(DecodeError::Parse("invalid empty line")),
                 (Some(b'\r'), None) => {
                     self.cr_pending = true;
                     i += 1;
@@ -1756,6 +1758,21 @@ mod tests {
         buf.extend_from_slice(b"\n");
         assert!(dec.decode(&mut buf).unwrap().is_none());
         assert!(dec.is_idle());
+    }
+
+    #[test]
+    fn a_cr_not_followed_by_lf_fails_the_same_whole_or_split() {
+        // Found by the fuzzer: split after the CR, the error differed from the whole feed's.
+        let mut whole = ResponseDecoder::new(MAX);
+        let mut buf = BytesMut::from(&b"\rHTTP/1.1 200 OK\r\n\r\n"[..]);
+        let e1 = whole.decode(&mut buf).unwrap_err().to_string();
+        let mut split = ResponseDecoder::new(MAX);
+        let mut buf = BytesMut::from(&b"\r"[..]);
+        assert!(split.decode(&mut buf).unwrap().is_none());
+        buf.extend_from_slice(b"HTTP/1.1 200 OK\r\n\r\n");
+        let e2 = split.decode(&mut buf).unwrap_err().to_string();
+        assert_eq!(e1, e2);
+        assert_eq!(e1, "HTTP parse error: invalid empty line");
     }
 
     #[test]
