@@ -41,6 +41,8 @@ pub struct PoolConfig {
     /// Milliseconds between keep-alive PINGs; 0 or absent: none.
     pub ping_interval: Option<u32>,
     /// HTTP/2 without TLS (prior knowledge) on plain connections.
+    // napi-rs would spell `h2c` as `h2C` in JS; the TS side sends `h2c`.
+    #[napi(js_name = "h2c")]
     pub h2c: Option<bool>,
 }
 
