@@ -7,7 +7,7 @@ import type {
   DispatchController,
   IncomingHeaders,
   RequestOptions,
-} from '../dispatcher/types.js';
+} from '../core/types.js';
 import { abortReason, destroyRequestBody, isEventTarget } from './request.js';
 
 export type InfoCallback = (info: { statusCode: number; headers: IncomingHeaders }) => void;

@@ -10,7 +10,7 @@ import type {
   IncomingHeaders,
   PipelineHandler,
   PipelineOptions,
-} from '../dispatcher/types.js';
+} from '../core/types.js';
 import { ApiHandler, responseHeaders } from './api-handler.js';
 import { destroyRequestBody, type RequestDispatcher } from './request.js';
 

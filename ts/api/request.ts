@@ -15,7 +15,7 @@ import type {
   IncomingHeaders,
   RequestOptions,
   ResponseData,
-} from '../dispatcher/types.js';
+} from '../core/types.js';
 import { BodyReadable, type BodyReadableOptions } from './body.js';
 import { responseHeaders } from './api-handler.js';
 

@@ -11,7 +11,7 @@ import type {
   RequestOptions,
   StreamData,
   StreamFactory,
-} from '../dispatcher/types.js';
+} from '../core/types.js';
 import { ApiHandler, responseHeaders } from './api-handler.js';
 import { destroyRequestBody, type RequestDispatcher } from './request.js';
 

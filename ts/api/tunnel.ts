@@ -5,7 +5,7 @@ import type { Duplex } from 'node:stream';
 import type { IncomingHttpHeaders } from 'node:http';
 import { InvalidArgumentError, SocketError } from '../core/errors.js';
 import type { Dispatcher, Callback } from '../dispatcher/dispatcher.js';
-import type { AbortSignalLike, DispatchController, DispatchHandler, IncomingHeaders, LibHeaders } from '../dispatcher/types.js';
+import type { AbortSignalLike, DispatchController, DispatchHandler, IncomingHeaders, LibHeaders } from '../core/types.js';
 import { abortReason, isEventTarget } from './request.js';
 
 export interface ConnectOptions<TOpaque = null> {

@@ -1,7 +1,7 @@
 // Checks on what dispatch() receives — the handler and the request options — with undici's
 // classes and messages, made before anything is queued or written.
 import { InvalidArgumentError } from './errors.js';
-import type { DispatchHandler, DispatchOptions } from '../dispatcher/types.js';
+import type { DispatchHandler, DispatchOptions } from './types.js';
 
 function checkHook(handler: DispatchHandler, name: keyof DispatchHandler, required: boolean): void {
   const hook = handler[name];

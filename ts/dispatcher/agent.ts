@@ -5,7 +5,7 @@ import { toControllerHandler } from '../handler/legacy-handler.js';
 import { Dispatcher } from './dispatcher.js';
 import { Client } from './client.js';
 import { Pool, type PoolOptions } from './pool.js';
-import type { DispatchHandler, DispatchOptions } from './types.js';
+import type { DispatchHandler, DispatchOptions } from '../core/types.js';
 import type { PoolStats } from './stats.js';
 import { answer, destroyArgs, refuse } from './lifecycle.js';
 import { detachedController } from '../handler/detached-controller.js';

@@ -18,7 +18,7 @@ import { toControllerHandler } from '../handler/legacy-handler.js';
 import { Dispatcher } from './dispatcher.js';
 import { Pool, type PoolOptions } from './pool.js';
 import { addStats, emptyStats, type PoolStats } from './stats.js';
-import type { DispatchController, DispatchHandler, DispatchOptions } from './types.js';
+import type { DispatchController, DispatchHandler, DispatchOptions } from '../core/types.js';
 import { answer, destroyArgs } from './lifecycle.js';
 import { detachedController } from '../handler/detached-controller.js';
 

@@ -29,8 +29,8 @@ import type {
   ResponseData,
   StreamData,
   StreamFactory,
-} from './types.js';
-import type * as T from './types.js';
+} from '../core/types.js';
+import type * as T from '../core/types.js';
 
 export type Callback<T> = (err: Error | null, data: T) => void;
 

@@ -3,7 +3,7 @@
 import { InvalidArgumentError } from '../core/errors.js';
 import { toControllerHandler } from '../handler/legacy-handler.js';
 import { Dispatcher } from './dispatcher.js';
-import type { DispatchHandler, DispatchOptions } from './types.js';
+import type { DispatchHandler, DispatchOptions } from '../core/types.js';
 
 export class Dispatcher1Wrapper extends Dispatcher {
   readonly #dispatcher: Dispatcher;

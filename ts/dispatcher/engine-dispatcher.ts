@@ -20,7 +20,7 @@ import { requestBodyParts, type RequestBodyParts } from '../core/request-body.js
 import { nativeArgs, tlsConfig } from './tls-options.js';
 import { Bridge, planConnector } from './bridge.js';
 import type { ConnectFunction } from '../core/connector.js';
-import type { DispatchHandler, DispatchOptions } from './types.js';
+import type { DispatchHandler, DispatchOptions } from '../core/types.js';
 import { emptyStats, type PoolStats } from './stats.js';
 import { connectionEvents, observeRequest } from '../core/diagnostics.js';
 import '../core/debug.js'; // NODE_DEBUG output: subscribes to the lib: channels when a flag is on

@@ -4,7 +4,7 @@ import { closeRequest, control, openRequest } from '../native/engine.js';
 import { engineError } from '../native/error-codes.js';
 import type { RequestSink } from '../native/events.js';
 import { EngineSocket } from './engine-socket.js';
-import type { DispatchController, DispatchHandler, IncomingHeaders } from './types.js';
+import type { DispatchController, DispatchHandler, IncomingHeaders } from '../core/types.js';
 import type { DiagnosticsRequest } from '../core/diagnostics.js';
 
 export interface RequestOwner {

@@ -8,7 +8,7 @@ import { EngineDispatcher, type EngineDispatcherOptions } from './engine-dispatc
 import type { LifecycleCallback } from './lifecycle.js';
 import { RoundRobinPool } from './round-robin-pool.js';
 import type { PoolStats } from './stats.js';
-import type { DispatchHandler, DispatchOptions } from './types.js';
+import type { DispatchHandler, DispatchOptions } from '../core/types.js';
 
 export interface PoolOptions extends EngineDispatcherOptions {
   /** Maximum connections; null (the default) for no limit. */

@@ -4,7 +4,7 @@ import { InvalidArgumentError } from '../core/errors.js';
 import { RetryHandler } from '../handler/retry-handler.js';
 import { validateRetryOptions, type RetryOptions } from '../handler/retry-options.js';
 import { Dispatcher } from './dispatcher.js';
-import type { DispatchHandler, DispatchOptions } from './types.js';
+import type { DispatchHandler, DispatchOptions } from '../core/types.js';
 
 export class RetryAgent extends Dispatcher {
   readonly #agent: Dispatcher;

@@ -10,7 +10,7 @@ import { Client, type ClientOptions } from './client.js';
 import { Dispatcher } from './dispatcher.js';
 import { answer, destroyArgs, refuse, type LifecycleCallback } from './lifecycle.js';
 import { addStats, emptyStats, type PoolStats } from './stats.js';
-import type { DispatchHandler, DispatchOptions } from './types.js';
+import type { DispatchHandler, DispatchOptions } from '../core/types.js';
 
 export interface RoundRobinPoolOptions extends ClientOptions {
   /** Makes each Client; default `new Client(origin, opts)`. */

@@ -1,6 +1,6 @@
 // For errors raised before a request reached anything that could control it: the handler still
 // hears them through onResponseError, with a controller whose operations do nothing.
-import type { DispatchController } from '../dispatcher/types.js';
+import type { DispatchController } from '../core/types.js';
 
 export const detachedController: DispatchController = Object.freeze({
   aborted: false,

@@ -1,7 +1,7 @@
 // The retry policy: RetryHandler's options, their defaults (undici's), their validation, and the
 // default decision function (which errors and statuses are retried, and how long to wait).
 import { InvalidArgumentError } from '../core/errors.js';
-import type { DispatchOptions, IncomingHeaders } from '../dispatcher/types.js';
+import type { DispatchOptions, IncomingHeaders } from '../core/types.js';
 
 export interface RetryState {
   /** How many attempts have failed so far, this one included (1 for the first failure). */

@@ -13,7 +13,7 @@ import type {
   DispatchOptions,
   DispatcherComposeInterceptor,
   IncomingHeaders,
-} from '../dispatcher/types.js';
+} from '../core/types.js';
 import { toControllerHandler } from '../handler/legacy-handler.js';
 import { SAFE_METHODS } from '../cache/cache-store.js';
 import { originOf } from '../cache/entry-key.js';

@@ -9,7 +9,7 @@ import {
 } from '../core/errors.js';
 import { Agent, type AgentOptions } from '../dispatcher/agent.js';
 import { Dispatcher } from '../dispatcher/dispatcher.js';
-import type { DispatchHandler, DispatchOptions } from '../dispatcher/types.js';
+import type { DispatchHandler, DispatchOptions } from '../core/types.js';
 import { MockCallHistory, kRecordCall, type MockCallHistoryLog } from './mock-call-history.js';
 import { MockClient } from './mock-client.js';
 import {

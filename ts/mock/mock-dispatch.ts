@@ -3,7 +3,7 @@
 // onResponseEnd, driven by a controller that honours pause, resume and abort.
 import { STATUS_CODES } from 'node:http';
 import { InvalidArgumentError, RequestAbortedError } from '../core/errors.js';
-import type { DispatchController, DispatchHandler, IncomingHeaders } from '../dispatcher/types.js';
+import type { DispatchController, DispatchHandler, IncomingHeaders } from '../core/types.js';
 import { checkResponseOptions, checkStatus, replySpecOf, type MockInterceptor } from './mock-interceptor.js';
 
 /** A response ready to be delivered. */

@@ -9,7 +9,7 @@ import {
 } from '../core/errors.js';
 import { Dispatcher } from '../dispatcher/dispatcher.js';
 import { toControllerHandler } from '../handler/legacy-handler.js';
-import type { DispatchHandler, DispatchOptions } from '../dispatcher/types.js';
+import type { DispatchHandler, DispatchOptions } from '../core/types.js';
 import type { MockCallHistoryLog } from './mock-call-history.js';
 import { MockReplay, produceReply } from './mock-dispatch.js';
 import { MockInterceptor, type Interceptable } from './mock-interceptor.js';

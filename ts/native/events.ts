@@ -1,6 +1,6 @@
 // Decodes one batch of packed engine events (format: crates/engine/src/events.rs) and hands each
 // to the request or pool it belongs to. Header objects are built here, once, as strings.
-import type { IncomingHeaders } from '../dispatcher/types.js';
+import type { IncomingHeaders } from '../core/types.js';
 
 export const HEAD = 1;
 export const DATA = 2;

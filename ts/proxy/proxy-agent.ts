@@ -11,7 +11,7 @@ import type { Dispatcher } from '../dispatcher/dispatcher.js';
 import { Pool } from '../dispatcher/pool.js';
 import { tunnelConnector } from '../dispatcher/bridge.js';
 import { toControllerHandler } from '../handler/legacy-handler.js';
-import type { DispatchController, DispatchHandler, DispatchOptions, IncomingHeaders } from '../dispatcher/types.js';
+import type { DispatchController, DispatchHandler, DispatchOptions, IncomingHeaders } from '../core/types.js';
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { openTunnel, withStatus } from './connect-tunnel.js';

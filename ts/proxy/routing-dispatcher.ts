@@ -6,7 +6,7 @@ import { Dispatcher } from '../dispatcher/dispatcher.js';
 import { answer, destroyArgs } from '../dispatcher/lifecycle.js';
 import { toControllerHandler } from '../handler/legacy-handler.js';
 import { detachedController } from '../handler/detached-controller.js';
-import type { DispatchHandler, DispatchOptions } from '../dispatcher/types.js';
+import type { DispatchHandler, DispatchOptions } from '../core/types.js';
 
 export abstract class RoutingDispatcher extends Dispatcher {
   #closed = false;

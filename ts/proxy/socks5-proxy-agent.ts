@@ -6,7 +6,7 @@ import { buildConnector, type Connector, type ConnectorBuildOptions, type Connec
 import { Agent, type AgentOptions } from '../dispatcher/agent.js';
 import type { Dispatcher } from '../dispatcher/dispatcher.js';
 import { tunnelConnector } from '../dispatcher/bridge.js';
-import type { DispatchHandler, DispatchOptions } from '../dispatcher/types.js';
+import type { DispatchHandler, DispatchOptions } from '../core/types.js';
 import type { Socket } from 'node:net';
 import { RoutingDispatcher } from './routing-dispatcher.js';
 import { socks5Handshake, type Socks5Credentials } from './socks5-handshake.js';

@@ -9,12 +9,12 @@ import {
   InvalidArgumentError,
   MockNotMatchedError,
 } from '../core/errors.js';
-import type { DispatchHandler, DispatchOptions } from '../dispatcher/types.js';
+import type { DispatchHandler, DispatchOptions } from '../core/types.js';
 import { toControllerHandler } from '../handler/legacy-handler.js';
-import { MockAgent } from './mock-agent.js';
-import { MockReplay } from './mock-dispatch.js';
-import { kMockAgentPolicy, refuse } from './mock-dispatcher.js';
-import { normalizeOrigin } from './mock-request.js';
+import { MockAgent } from '../mock/mock-agent.js';
+import { MockReplay } from '../mock/mock-dispatch.js';
+import { kMockAgentPolicy, refuse } from '../mock/mock-dispatcher.js';
+import { normalizeOrigin } from '../mock/mock-request.js';
 import { readSnapshotFile, writeSnapshotFile } from './snapshot-file.js';
 import { checkEntries, type SnapshotEntry, type SnapshotRecord, type SnapshotRequest } from './snapshot-format.js';
 import { storedHeaders, type HeaderPolicy } from './snapshot-headers.js';
