@@ -104,7 +104,7 @@ export const control = {
   },
 };
 
-/** Calls about bridged sockets (ts/dispatcher/bridge.ts); ids come from BRIDGE_OPEN events. */
+/** Calls about bridged sockets (ts/dispatcher/engine/bridged-sockets.ts); ids come from BRIDGE_OPEN events. */
 export const bridge = {
   /** Routes the engine's events for bridge `id` to `sink` until `forget`. */
   register(id: number, sink: BridgeSink): void {

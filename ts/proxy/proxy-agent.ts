@@ -9,7 +9,7 @@ import { Agent, type AgentOptions } from '../dispatcher/agent.js';
 import { Client } from '../dispatcher/client.js';
 import type { Dispatcher } from '../dispatcher/dispatcher.js';
 import { Pool } from '../dispatcher/pool.js';
-import { tunnelConnector } from '../dispatcher/bridge.js';
+import { tunnelConnector } from '../dispatcher/engine/connector-plan.js';
 import { toControllerHandler } from '../handler/legacy-handler.js';
 import type { DispatchController, DispatchHandler, DispatchOptions, IncomingHeaders } from '../core/types.js';
 import type { IncomingHttpHeaders } from 'node:http';

@@ -5,7 +5,7 @@ import { ConnectTimeoutError, InvalidArgumentError } from '../core/errors.js';
 import { buildConnector, type Connector, type ConnectorBuildOptions, type ConnectorCallback } from '../core/connector.js';
 import { Agent, type AgentOptions } from '../dispatcher/agent.js';
 import type { Dispatcher } from '../dispatcher/dispatcher.js';
-import { tunnelConnector } from '../dispatcher/bridge.js';
+import { tunnelConnector } from '../dispatcher/engine/connector-plan.js';
 import type { DispatchHandler, DispatchOptions } from '../core/types.js';
 import type { Socket } from 'node:net';
 import { RoutingDispatcher } from './routing-dispatcher.js';

@@ -1,11 +1,11 @@
 // One request on the engine: routes its engine events to the user's handler and is the
 // controller handed to that handler (abort / pause / resume / raw headers).
-import { closeRequest, control, openRequest } from '../native/engine.js';
-import { engineError } from '../native/error-codes.js';
-import type { RequestSink } from '../native/events.js';
+import { closeRequest, control, openRequest } from '../../native/engine.js';
+import { engineError } from '../../native/error-codes.js';
+import type { RequestSink } from '../../native/events.js';
 import { EngineSocket } from './engine-socket.js';
-import type { DispatchController, DispatchHandler, IncomingHeaders } from '../core/types.js';
-import type { DiagnosticsRequest } from '../core/diagnostics.js';
+import type { DispatchController, DispatchHandler, IncomingHeaders } from '../../core/types.js';
+import type { DiagnosticsRequest } from '../../core/diagnostics.js';
 
 export interface RequestOwner {
   requestDone(req: EngineRequest): void;

@@ -2,8 +2,8 @@
 // become a byte tunnel. Writes go through the request's engine pipe (with drain backpressure),
 // reads arrive as the request's DATA events, `end()` half-closes, `destroy()` closes.
 import { Duplex } from 'node:stream';
-import { closeRequest, control } from '../native/engine.js';
-import { parseAddrs } from '../native/addrs.js';
+import { closeRequest, control } from '../../native/engine.js';
+import { parseAddrs } from '../../native/addrs.js';
 
 export class EngineSocket extends Duplex {
   readonly #id: number;

@@ -5,8 +5,8 @@
 import { createPrivateKey } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import * as tls from 'node:tls';
-import { InvalidArgumentError, NotSupportedError } from '../core/errors.js';
-import type { TlsConfig } from '../native/binding.js';
+import { InvalidArgumentError, NotSupportedError } from '../../core/errors.js';
+import type { TlsConfig } from '../../native/binding.js';
 
 type Options = Record<string, unknown>;
 
