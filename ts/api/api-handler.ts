@@ -22,6 +22,28 @@ export function responseHeaders(mode: unknown, controller: DispatchController, h
   return raw.map((b) => b.toString('latin1')) as unknown as IncomingHeaders;
 }
 
+/**
+ * The one 1xx rule of request(), stream() and pipeline(): an informational response goes to
+ * `onInfo` (a throw aborts the request) and no further; false for a final response.
+ */
+export function deliverInfo(
+  onInfo: InfoCallback | null,
+  mode: unknown,
+  controller: DispatchController,
+  statusCode: number,
+  headers: IncomingHeaders,
+): boolean {
+  if (statusCode >= 200) return false;
+  if (onInfo !== null) {
+    try {
+      onInfo({ statusCode, headers: responseHeaders(mode, controller, headers) });
+    } catch (err) {
+      controller.abort(err as Error);
+    }
+  }
+  return true;
+}
+
 /** Throws InvalidArgumentError for what request(), stream() and pipeline() all refuse. */
 export function checkApiOptions(opts: RequestOptions<unknown>): void {
   const { signal, method, onInfo } = opts;
@@ -90,16 +112,7 @@ export abstract class ApiHandler {
 
   /** Delivers a 1xx response to onInfo; false for a final response. */
   informational(controller: DispatchController, statusCode: number, headers: IncomingHeaders): boolean {
-    if (statusCode >= 200) return false;
-    const onInfo = this.onInfo;
-    if (onInfo !== null) {
-      try {
-        onInfo({ statusCode, headers: responseHeaders(this.responseHeaders, controller, headers) });
-      } catch (err) {
-        controller.abort(err as Error);
-      }
-    }
-    return true;
+    return deliverInfo(this.onInfo, this.responseHeaders, controller, statusCode, headers);
   }
 
   /** The AbortSignal listener. */

@@ -68,6 +68,11 @@ export function openRequest(sink: RequestSink): number {
   return id;
 }
 
+/** Sends request `id`'s further events to `sink` (an upgraded request's tunnel). */
+export function routeRequest(id: number, sink: RequestSink): void {
+  if (requests.has(id)) requests.set(id, sink);
+}
+
 export function closeRequest(id: number): void {
   requests.delete(id);
   if (referenced && requests.size === 0) {
