@@ -1,5 +1,5 @@
 // What the stream() and pipeline() handlers share: option checks, the abort-signal wiring, the
-// controller hand-off and 1xx delivery to onInfo. (request() keeps its own, tuned for its hot path.)
+// controller hand-off and 1xx delivery to onInfo (response-head.ts).
 import type { EventEmitter } from 'node:events';
 import { InvalidArgumentError } from '../core/errors.js';
 import type {
@@ -9,40 +9,7 @@ import type {
   RequestOptions,
 } from '../core/types.js';
 import { abortReason, destroyRequestBody, isEventTarget } from './request.js';
-
-export type InfoCallback = (info: { statusCode: number; headers: IncomingHeaders }) => void;
-
-/**
- * The headers an API hands out: the parsed map, or with `responseHeaders: 'raw'` the flat
- * [name, value, ...] list as received (undici's option), for 1xx and final responses alike.
- */
-export function responseHeaders(mode: unknown, controller: DispatchController, headers: IncomingHeaders): IncomingHeaders {
-  if (mode !== 'raw') return headers;
-  const raw = controller.rawHeaders ?? [];
-  return raw.map((b) => b.toString('latin1')) as unknown as IncomingHeaders;
-}
-
-/**
- * The one 1xx rule of request(), stream() and pipeline(): an informational response goes to
- * `onInfo` (a throw aborts the request) and no further; false for a final response.
- */
-export function deliverInfo(
-  onInfo: InfoCallback | null,
-  mode: unknown,
-  controller: DispatchController,
-  statusCode: number,
-  headers: IncomingHeaders,
-): boolean {
-  if (statusCode >= 200) return false;
-  if (onInfo !== null) {
-    try {
-      onInfo({ statusCode, headers: responseHeaders(mode, controller, headers) });
-    } catch (err) {
-      controller.abort(err as Error);
-    }
-  }
-  return true;
-}
+import { deliverInfo, type InfoCallback } from './response-head.js';
 
 /** Throws InvalidArgumentError for what request(), stream() and pipeline() all refuse. */
 export function checkApiOptions(opts: RequestOptions<unknown>): void {

@@ -11,7 +11,8 @@ import type {
   PipelineHandler,
   PipelineOptions,
 } from '../core/types.js';
-import { ApiHandler, responseHeaders } from './api-handler.js';
+import { ApiHandler } from './api-handler.js';
+import { responseHeaders } from './response-head.js';
 import { destroyRequestBody, type RequestDispatcher } from './request.js';
 
 function noop(): void {}

@@ -17,7 +17,7 @@ import type {
   ResponseData,
 } from '../core/types.js';
 import { BodyReadable, type BodyReadableOptions } from './body.js';
-import { responseHeaders } from './api-handler.js';
+import { responseHeaders } from './response-head.js';
 
 // Declared through a method so its parameters are checked bivariantly: a callback typed for a
 // specific opaque type stays assignable where the dispatcher forwards it generically.

@@ -12,7 +12,8 @@ import type {
   StreamData,
   StreamFactory,
 } from '../core/types.js';
-import { ApiHandler, responseHeaders } from './api-handler.js';
+import { ApiHandler } from './api-handler.js';
+import { responseHeaders } from './response-head.js';
 import { destroyRequestBody, type RequestDispatcher } from './request.js';
 
 // A method type, so a callback typed for a specific opaque stays assignable (bivariant check).
