@@ -70,7 +70,7 @@ export function planConnector(origin: URL, opts: Options): ConnectorPlan {
     // The client's default, as undici's Client passes it to its connector.
     allowH2: (opts.allowH2 as boolean | null | undefined) ?? true,
     ...connect,
-    // The same precedence as the native path's options (engine-dispatcher.ts).
+    // The same precedence as the native path's options (pool-options.ts).
     socketPath: (opts.socketPath ?? connect.socketPath) as string | null | undefined,
     timeout: (opts.connectTimeout ?? connect.timeout) as number | null | undefined,
   });
