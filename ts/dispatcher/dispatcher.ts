@@ -8,6 +8,7 @@ import { pipeline as apiPipeline } from '../api/pipeline.js';
 import {
   connect as apiConnect,
   upgrade as apiUpgrade,
+  type Callback,
   type ConnectData,
   type ConnectOptions,
   type UpgradeData,
@@ -32,7 +33,6 @@ import type {
 } from '../core/types.js';
 import type * as T from '../core/types.js';
 
-export type Callback<T> = (err: Error | null, data: T) => void;
 
 export abstract class Dispatcher extends EventEmitter {
   abstract dispatch(options: DispatchOptions, handler: DispatchHandler): boolean;
