@@ -21,10 +21,13 @@ describe('import cycles', () => {
   const fixture = mkdtempSync(join(tmpdir(), 'ferro-cycles-'));
   afterAll(() => rmSync(fixture, { recursive: true, force: true }));
 
-  it('ts/ has none among its runtime imports', () => {
-    const { code, out } = run(join(__dirname, '..', 'ts'));
-    expect(out).toMatch(/^no import cycle among \d+ files/);
-    expect(code).toBe(0);
+  it('ts/ has none, among runtime imports and type imports alike', () => {
+    const runtime = run(join(__dirname, '..', 'ts'));
+    expect(runtime.out).toMatch(/^no import cycle among \d+ files \(runtime imports\)/);
+    expect(runtime.code).toBe(0);
+    const types = run(join(__dirname, '..', 'ts'), '--types');
+    expect(types.out).toMatch(/^no import cycle among \d+ files \(imports \(types included\)\)/);
+    expect(types.code).toBe(0);
   });
 
   it('the checker finds a cycle, and leaves type-only imports out unless asked', () => {

@@ -18,7 +18,8 @@ import {
   type NetConnectDecision,
 } from './mock-dispatcher.js';
 import { PendingInterceptorsFormatter } from './mock-errors-format.js';
-import type { Interceptable, MockInterceptor } from './mock-interceptor.js';
+import type * as Pending from './mock-errors-format.js';
+import type { Interceptable } from './mock-interceptor.js';
 import { MockPool } from './mock-pool.js';
 import { normalizeOrigin } from './mock-request.js';
 import { toControllerHandler } from '../handler/legacy-handler.js';
@@ -313,13 +314,8 @@ export class MockAgent<TMockAgentOptions extends MockAgent.Options = MockAgent.O
 
 // Type names as undici spells them, so that code typed against undici's mocks compiles.
 export declare namespace MockAgent {
-  /** An interceptor still waiting to be used, with the origin it was registered for. */
-  interface PendingInterceptor extends MockInterceptor.MockDispatch {
-    origin: string;
-  }
-  interface PendingInterceptorsFormatter {
-    format(pendingInterceptors: readonly PendingInterceptor[]): string;
-  }
+  type PendingInterceptor = Pending.PendingInterceptor;
+  type PendingInterceptorsFormatter = Pending.PendingInterceptorsFormat;
   interface Options extends AgentOptions {
     /** The real dispatcher unmatched requests go to; a new Agent with these options when absent. */
     agent?: Dispatcher;
