@@ -19,7 +19,7 @@ import type { TLSSocket } from 'node:tls';
 import { Client, Pool, errors } from '../ts/index.js';
 import { buildConnector } from '../ts/core/connector.js';
 import { BodyProgress, backpressuredBody, serverStaysBlocked } from './fixtures/servers.js';
-import type { DispatchController, DispatchHandler } from '../ts/dispatcher/types.js';
+import type { DispatchController, DispatchHandler } from '../ts/core/types.js';
 
 const dir = join(import.meta.dirname, 'fixtures', 'tls');
 const read = (name: string): string => readFileSync(join(dir, name), 'utf8');

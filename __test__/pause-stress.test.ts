@@ -11,7 +11,7 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { Pool } from '../ts/index.js';
 import { buildConnector } from '../ts/core/connector.js';
-import type { DispatchHandler } from '../ts/dispatcher/types.js';
+import type { DispatchHandler } from '../ts/core/types.js';
 import { backpressuredBody } from './fixtures/servers.js';
 import { useCleanup } from './fixtures/cleanup.js';
 

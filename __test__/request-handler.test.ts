@@ -9,7 +9,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { request } from '../ts/api/request.js';
 import * as E from '../ts/core/errors.js';
 import { Dispatcher } from '../ts/dispatcher/dispatcher.js';
-import type { DispatchHandler, DispatchOptions, ResponseData } from '../ts/dispatcher/types.js';
+import type { DispatchHandler, DispatchOptions, ResponseData } from '../ts/core/types.js';
 import { httpServer } from './fixtures/servers.js';
 import { nodeHttpDispatcher, spyDispatcher, type ControllerSpy, type DispatcherFactory } from './fixtures/http-dispatcher.js';
 import { useCleanup } from './fixtures/cleanup.js';

@@ -7,9 +7,9 @@ import { fetch } from '../ts/fetch/fetch.js';
 import { getGlobalDispatcher, setGlobalDispatcher } from '../ts/dispatcher/global.js';
 import { request } from '../ts/api/shortcuts.js';
 import { MockAgent } from '../ts/mock/mock-agent.js';
-import { SnapshotAgent } from '../ts/mock/snapshot-agent.js';
-import { SnapshotRecorder } from '../ts/mock/snapshot-recorder.js';
-import type { SnapshotEntry } from '../ts/mock/snapshot-format.js';
+import { SnapshotAgent } from '../ts/snapshot/snapshot-agent.js';
+import { SnapshotRecorder } from '../ts/snapshot/snapshot-recorder.js';
+import type { SnapshotEntry } from '../ts/snapshot/snapshot-format.js';
 import { BIG, BINARY, snapshotServer, tempDir, snapshotTestKit } from './fixtures/snapshot.js';
 import { APIS, type Outcome } from './fixtures/snapshot-apis.js';
 

@@ -5,8 +5,8 @@ import { existsSync, readFileSync } from 'node:fs';
 import { Readable } from 'node:stream';
 import type { DispatchController, Dispatcher, RequestOptions } from '../ts/index.js';
 import { fetch } from '../ts/fetch/fetch.js';
-import { SnapshotAgent } from '../ts/mock/snapshot-agent.js';
-import type { SnapshotEntry } from '../ts/mock/snapshot-format.js';
+import { SnapshotAgent } from '../ts/snapshot/snapshot-agent.js';
+import type { SnapshotEntry } from '../ts/snapshot/snapshot-format.js';
 import { BIG, BINARY, snapshotServer, tempDir, snapshotTestKit } from './fixtures/snapshot.js';
 import { viaFetch, viaRequest, viaStream } from './fixtures/snapshot-apis.js';
 

@@ -5,8 +5,8 @@ import { mkdirSync, readFileSync, readdirSync, statSync, writeFileSync } from 'n
 import { join } from 'node:path';
 import { errors } from '../ts/index.js';
 import type { DispatchHandler } from '../ts/index.js';
-import { SnapshotAgent } from '../ts/mock/snapshot-agent.js';
-import type { SnapshotEntry } from '../ts/mock/snapshot-format.js';
+import { SnapshotAgent } from '../ts/snapshot/snapshot-agent.js';
+import type { SnapshotEntry } from '../ts/snapshot/snapshot-format.js';
 import { BINARY, snapshotServer, tempDir, snapshotTestKit } from './fixtures/snapshot.js';
 
 const { cleanup, agent, server } = snapshotTestKit();

@@ -3,9 +3,9 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import type { RequestOptions } from '../ts/index.js';
-import { SnapshotAgent } from '../ts/mock/snapshot-agent.js';
-import type { SnapshotRequest } from '../ts/mock/snapshot-format.js';
-import { canonicalJson, snapshotHash, snapshotKey, type SnapshotMatchOptions } from '../ts/mock/snapshot-key.js';
+import { SnapshotAgent } from '../ts/snapshot/snapshot-agent.js';
+import type { SnapshotRequest } from '../ts/snapshot/snapshot-format.js';
+import { canonicalJson, snapshotHash, snapshotKey, type SnapshotMatchOptions } from '../ts/snapshot/snapshot-key.js';
 import { snapshotServer, snapshotTestKit } from './fixtures/snapshot.js';
 
 const { cleanup, agent, server } = snapshotTestKit();

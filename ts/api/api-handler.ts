@@ -1,5 +1,5 @@
 // What the stream() and pipeline() handlers share: option checks, the abort-signal wiring, the
-// controller hand-off and 1xx delivery to onInfo. (request() keeps its own, tuned for its hot path.)
+// controller hand-off and 1xx delivery to onInfo (response-head.ts).
 import type { EventEmitter } from 'node:events';
 import { InvalidArgumentError } from '../core/errors.js';
 import type {
@@ -7,20 +7,9 @@ import type {
   DispatchController,
   IncomingHeaders,
   RequestOptions,
-} from '../dispatcher/types.js';
+} from '../core/types.js';
 import { abortReason, destroyRequestBody, isEventTarget } from './request.js';
-
-export type InfoCallback = (info: { statusCode: number; headers: IncomingHeaders }) => void;
-
-/**
- * The headers an API hands out: the parsed map, or with `responseHeaders: 'raw'` the flat
- * [name, value, ...] list as received (undici's option), for 1xx and final responses alike.
- */
-export function responseHeaders(mode: unknown, controller: DispatchController, headers: IncomingHeaders): IncomingHeaders {
-  if (mode !== 'raw') return headers;
-  const raw = controller.rawHeaders ?? [];
-  return raw.map((b) => b.toString('latin1')) as unknown as IncomingHeaders;
-}
+import { deliverInfo, type InfoCallback } from './response-head.js';
 
 /** Throws InvalidArgumentError for what request(), stream() and pipeline() all refuse. */
 export function checkApiOptions(opts: RequestOptions<unknown>): void {
@@ -90,16 +79,7 @@ export abstract class ApiHandler {
 
   /** Delivers a 1xx response to onInfo; false for a final response. */
   informational(controller: DispatchController, statusCode: number, headers: IncomingHeaders): boolean {
-    if (statusCode >= 200) return false;
-    const onInfo = this.onInfo;
-    if (onInfo !== null) {
-      try {
-        onInfo({ statusCode, headers: responseHeaders(this.responseHeaders, controller, headers) });
-      } catch (err) {
-        controller.abort(err as Error);
-      }
-    }
-    return true;
+    return deliverInfo(this.onInfo, this.responseHeaders, controller, statusCode, headers);
   }
 
   /** The AbortSignal listener. */

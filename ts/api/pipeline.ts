@@ -10,8 +10,9 @@ import type {
   IncomingHeaders,
   PipelineHandler,
   PipelineOptions,
-} from '../dispatcher/types.js';
-import { ApiHandler, responseHeaders } from './api-handler.js';
+} from '../core/types.js';
+import { ApiHandler } from './api-handler.js';
+import { responseHeaders } from './response-head.js';
 import { destroyRequestBody, type RequestDispatcher } from './request.js';
 
 function noop(): void {}

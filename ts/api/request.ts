@@ -15,9 +15,9 @@ import type {
   IncomingHeaders,
   RequestOptions,
   ResponseData,
-} from '../dispatcher/types.js';
+} from '../core/types.js';
 import { BodyReadable, type BodyReadableOptions } from './body.js';
-import { responseHeaders } from './api-handler.js';
+import { responseHeaders } from './response-head.js';
 
 // Declared through a method so its parameters are checked bivariantly: a callback typed for a
 // specific opaque type stays assignable where the dispatcher forwards it generically.

@@ -14,7 +14,7 @@ import type {
   ResponseData,
   StreamData,
   StreamFactory,
-} from '../dispatcher/types.js';
+} from '../core/types.js';
 
 export type { UrlObject };
 

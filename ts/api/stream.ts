@@ -11,8 +11,9 @@ import type {
   RequestOptions,
   StreamData,
   StreamFactory,
-} from '../dispatcher/types.js';
-import { ApiHandler, responseHeaders } from './api-handler.js';
+} from '../core/types.js';
+import { ApiHandler } from './api-handler.js';
+import { responseHeaders } from './response-head.js';
 import { destroyRequestBody, type RequestDispatcher } from './request.js';
 
 // A method type, so a callback typed for a specific opaque stays assignable (bivariant check).

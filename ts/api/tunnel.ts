@@ -4,8 +4,11 @@ import type { EventEmitter } from 'node:events';
 import type { Duplex } from 'node:stream';
 import type { IncomingHttpHeaders } from 'node:http';
 import { InvalidArgumentError, SocketError } from '../core/errors.js';
-import type { Dispatcher, Callback } from '../dispatcher/dispatcher.js';
-import type { AbortSignalLike, DispatchController, DispatchHandler, IncomingHeaders, LibHeaders } from '../dispatcher/types.js';
+import type { RequestDispatcher } from './request.js';
+
+/** A node-style callback: the error, or null and the result. */
+export type Callback<T> = (err: Error | null, data: T) => void;
+import type { AbortSignalLike, DispatchController, DispatchHandler, IncomingHeaders, LibHeaders } from '../core/types.js';
 import { abortReason, isEventTarget } from './request.js';
 
 export interface ConnectOptions<TOpaque = null> {
@@ -133,7 +136,7 @@ function checkOpts(opts: unknown): asserts opts is Record<string, unknown> {
 }
 
 export function connect<TOpaque = null>(
-  this: Dispatcher,
+  this: RequestDispatcher,
   opts: ConnectOptions<TOpaque>,
   callback?: Callback<ConnectData<TOpaque>>,
 ): Promise<ConnectData<TOpaque>> | void {
@@ -153,7 +156,7 @@ export function connect<TOpaque = null>(
 }
 
 export function upgrade<TOpaque = null>(
-  this: Dispatcher,
+  this: RequestDispatcher,
   opts: UpgradeOptions,
   callback?: Callback<UpgradeData<TOpaque>>,
 ): Promise<UpgradeData<TOpaque>> | void {

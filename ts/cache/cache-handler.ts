@@ -1,7 +1,7 @@
 // Handlers the cache interceptor puts between the origin and the caller: one stores a response
 // while passing it through, one invalidates stored responses after a successful unsafe request.
 import type { Writable } from 'node:stream';
-import type { DispatchController, DispatchHandler, IncomingHeaders } from '../dispatcher/types.js';
+import type { DispatchController, DispatchHandler, IncomingHeaders } from '../core/types.js';
 import type { CacheKey } from './cache-store.js';
 import { DecoratorHandler } from '../handler/decorator-handler.js';
 import { invalidatedPaths, planStore } from './policy.js';

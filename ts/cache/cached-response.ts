@@ -4,7 +4,7 @@
 import { STATUS_CODES } from 'node:http';
 import { toRawHeaders } from '../handler/legacy-handler.js';
 import { MockReplay } from '../mock/mock-dispatch.js';
-import type { DispatchController, DispatchHandler, IncomingHeaders } from '../dispatcher/types.js';
+import type { DispatchController, DispatchHandler, IncomingHeaders } from '../core/types.js';
 import type { CacheBody } from './cache-store.js';
 
 function toBuffer(chunk: unknown): Buffer {

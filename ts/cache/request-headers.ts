@@ -2,7 +2,7 @@
 // lower-case names, the shape cache keys and deduplication keys are built from.
 import { InvalidArgumentError } from '../core/errors.js';
 import { eachHeader } from '../core/headers.js';
-import type { LibHeaders } from '../dispatcher/types.js';
+import type { LibHeaders } from '../core/types.js';
 
 export type HeaderRecord = Record<string, string | string[]>;
 

@@ -4,7 +4,7 @@
 import type { Duplex } from 'node:stream';
 import type { IncomingHttpHeaders } from 'node:http';
 import { RequestAbortedError } from '../core/errors.js';
-import type { DispatchController, DispatchHandler, IncomingHeaders } from '../dispatcher/types.js';
+import type { DispatchController, DispatchHandler, IncomingHeaders } from '../core/types.js';
 import { CacheWriteHandler } from './cache-handler.js';
 import { continueWithStored, SwitchController, type StoredReply } from './cached-response.js';
 import type { CacheKey, CacheValue } from './cache-store.js';

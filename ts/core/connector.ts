@@ -1,6 +1,6 @@
 // buildConnector: a connector function that makes real Node sockets (net or tls), usable on its
 // own or as a Client's `connect` option. The function carries its options, so a Client given it
-// unwrapped can serve the same options on the engine's native path instead (engine-dispatcher.ts).
+// unwrapped can serve the same options on the engine's native path instead (dispatcher/engine/connector-plan.ts).
 import * as net from 'node:net';
 import * as tls from 'node:tls';
 import { ConnectTimeoutError, InvalidArgumentError } from './errors.js';

@@ -9,7 +9,7 @@ import { isIP } from 'node:net';
 import { InvalidArgumentError } from './errors.js';
 import { packHeaders } from './headers.js';
 import { parseAddrs, type SocketAddresses } from '../native/addrs.js';
-import type { DispatchOptions } from '../dispatcher/types.js';
+import type { DispatchOptions } from './types.js';
 
 /** Every channel, without its `lib:` (or `undici:`) prefix. */
 export const CHANNELS = [

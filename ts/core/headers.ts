@@ -1,7 +1,7 @@
 // Request header forms (spec: LibHeaders) and the header rules, packed for the engine as
 // "name\0value\0…". Checked before anything is written, each failure with its typed error.
 import { InvalidArgumentError, NotSupportedError } from './errors.js';
-import type { LibHeaders } from '../dispatcher/types.js';
+import type { LibHeaders } from './types.js';
 
 const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 // CR, LF and NUL would let a value start a new header line or end the head (request smuggling).

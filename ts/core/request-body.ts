@@ -1,7 +1,19 @@
 // Every request-body form a caller may pass, turned into what the engine takes: bytes, or a
 // source streamed chunk by chunk, plus the content-type and length the form implies.
-import { isStreamBody, type StreamBody } from '../dispatcher/body-pump.js';
+import { Readable } from 'node:stream';
 import { InvalidArgumentError } from './errors.js';
+
+/** A body sent chunk by chunk (ts/dispatcher/engine/body-pump.ts feeds it to the engine). */
+export type StreamBody = Readable | AsyncIterable<unknown> | Iterable<unknown>;
+
+export function isStreamBody(b: unknown): b is StreamBody {
+  return (
+    b instanceof Readable ||
+    (typeof b === 'object' && b !== null &&
+      (typeof (b as AsyncIterable<unknown>)[Symbol.asyncIterator] === 'function' ||
+        typeof (b as Iterable<unknown>)[Symbol.iterator] === 'function'))
+  );
+}
 
 export interface RequestBodyParts {
   bytes: Buffer | null;

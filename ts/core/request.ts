@@ -1,7 +1,11 @@
-// Checks on what dispatch() receives — the handler and the request options — with undici's
-// classes and messages, made before anything is queued or written.
-import { InvalidArgumentError } from './errors.js';
-import type { DispatchHandler, DispatchOptions } from '../dispatcher/types.js';
+// What dispatch() receives, checked and packed: the handler and the request options are checked
+// with undici's classes and messages before anything is queued or written, then the request is
+// packed into the form the engine takes (one head string, a buffered body or a stream, flags).
+import { RequestFlag } from '../native/events.js';
+import { InvalidArgumentError, RequestContentLengthMismatchError } from './errors.js';
+import { isToken, packHeaders, withQuery } from './headers.js';
+import type { RequestBodyParts, StreamBody } from './request-body.js';
+import type { DispatchHandler, DispatchOptions } from './types.js';
 
 function checkHook(handler: DispatchHandler, name: keyof DispatchHandler, required: boolean): void {
   const hook = handler[name];
@@ -9,9 +13,14 @@ function checkHook(handler: DispatchHandler, name: keyof DispatchHandler, requir
   throw new InvalidArgumentError(`invalid ${name} method`);
 }
 
+/** The guard every dispatch and handler wrapper begins with: a handler that is not an object is a caller's bug. */
+export function assertHandlerObject(handler: unknown): asserts handler is DispatchHandler {
+  if (handler === null || typeof handler !== 'object') throw new InvalidArgumentError('handler must be an object');
+}
+
 /** The hooks a controller-based handler must have for this request (undici's list). */
 export function assertRequestHandler(handler: DispatchHandler, method: unknown, upgrade: unknown): void {
-  if (handler === null || typeof handler !== 'object') throw new InvalidArgumentError('handler must be an object');
+  assertHandlerObject(handler);
   checkHook(handler, 'onRequestStart', true);
   checkHook(handler, 'onResponseError', true);
   checkHook(handler, 'onBodySent', false);
@@ -51,4 +60,82 @@ export function checkRequestOptions(opts: DispatchOptions): void {
   if (opts.query != null && typeof opts.path === 'string' && /[?#]/.test(opts.path)) {
     throw new InvalidArgumentError('Query params cannot be passed when url already contains "?" or "#".');
   }
+}
+
+// Methods whose requests carry a payload: an empty one is still announced with content-length: 0.
+const EXPECTS_PAYLOAD = new Set(['POST', 'PUT', 'PATCH']);
+// Methods whose content-length undici never checks against the body.
+const NO_LENGTH = new Set(['GET', 'HEAD', 'OPTIONS', 'TRACE', 'CONNECT']);
+
+/** The body of a request that has none: empty bytes for a method that carries a payload. */
+export function emptyBodyFor(method: string): Buffer | null {
+  return EXPECTS_PAYLOAD.has(method) ? Buffer.alloc(0) : null;
+}
+
+/** A request in the engine's form, before diagnostics add to it. */
+export interface PackedRequest {
+  method: string;
+  /** The request target, query included. */
+  path: string;
+  /** The host header's value. */
+  host: string;
+  /** The caller's headers, `name\0value\0...`, plus what the body's form implies. */
+  headers: string;
+  /** Headers the request's kind adds (an upgrade's). */
+  extra: string;
+  /** A buffered body (null with a stream, or no body). */
+  body: Buffer | null;
+  stream: StreamBody | null;
+  /** The content-length header's value, if any. */
+  contentLength: number | null;
+  /** RequestFlag bits. */
+  flags: number;
+}
+
+/**
+ * Checks the method, path and headers and packs them. `host` is the origin's, used unless a host
+ * header is given. A length mismatch throws, or with `strictContentLength` false warns.
+ */
+export function packRequest(opts: DispatchOptions, parts: RequestBodyParts, host: string, strictContentLength: boolean): PackedRequest {
+  const method = opts.method;
+  if (typeof method !== 'string' || !isToken(method)) throw new InvalidArgumentError('invalid request method');
+  let path = opts.path;
+  if (typeof path !== 'string') throw new InvalidArgumentError('path must be a string');
+  const connect = method === 'CONNECT';
+  // CONNECT names an authority (host:port), not a path.
+  if (!connect && path[0] !== '/' && !/^https?:\/\//.test(path) && !(method === 'OPTIONS' && path === '*')) {
+    throw new InvalidArgumentError('path must be an absolute URL or start with a slash');
+  }
+  path = withQuery(path, opts.query);
+  if (/[^\u0021-\u00ff]/.test(path)) throw new InvalidArgumentError('invalid request path');
+  const h = packHeaders(opts.headers);
+  const stream = parts.stream;
+  // What the body's form implies (a Blob's type and size, a FormData boundary), unless set.
+  if (parts.contentType !== null && !h.contentType) h.packed += `content-type\0${parts.contentType}\0`;
+  if (parts.length !== null && h.contentLength === null) h.contentLength = parts.length;
+  let body = parts.bytes;
+  if (body === null && stream === null) body = emptyBodyFor(method);
+  // undici's rule: only a non-empty body of a method that carries one must match its header;
+  // with strictContentLength: false a mismatch is a warning and the body's own length is sent.
+  const length = body?.length ?? 0;
+  if (stream === null && h.contentLength !== null && length > 0 && length !== h.contentLength && !NO_LENGTH.has(method)) {
+    if (strictContentLength) throw new RequestContentLengthMismatchError();
+    process.emitWarning(new RequestContentLengthMismatchError());
+  }
+  let extra = '';
+  if (opts.upgrade != null) {
+    if (typeof opts.upgrade !== 'string' || !/^[\x21-\x7e][\x20-\x7e]*$/.test(opts.upgrade)) {
+      throw new InvalidArgumentError('invalid upgrade header');
+    }
+    extra = `connection\0upgrade\0upgrade\0${opts.upgrade}\0`;
+  }
+  let flags = 0;
+  if (opts.idempotent ?? (method === 'GET' || method === 'HEAD')) flags |= RequestFlag.IDEMPOTENT;
+  if (opts.blocking ?? method !== 'HEAD') flags |= RequestFlag.BLOCKING;
+  if (opts.reset === true || h.reset) flags |= RequestFlag.RESET;
+  // Upgrades and CONNECT take the connection over: never pipelined, never reused.
+  if (opts.upgrade != null || connect) flags |= RequestFlag.UPGRADE;
+  if (stream !== null) flags |= RequestFlag.STREAM_BODY;
+  if (opts.expectContinue === true) flags |= RequestFlag.EXPECT_CONTINUE;
+  return { method, path, host: h.host ?? host, headers: h.packed, extra, body, stream, contentLength: h.contentLength, flags };
 }

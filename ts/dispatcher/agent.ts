@@ -1,14 +1,13 @@
 // Agent: routes each request by its origin to a Pool (or a Client when connections is 1),
 // created on first use through `factory`.
-import { InvalidArgumentError, ClientDestroyedError, ClientClosedError, MaxOriginsReachedError } from '../core/errors.js';
-import { toControllerHandler } from '../handler/legacy-handler.js';
-import { Dispatcher } from './dispatcher.js';
+import { InvalidArgumentError, MaxOriginsReachedError } from '../core/errors.js';
+import type { Dispatcher } from './dispatcher.js';
+import { DispatcherBase } from './dispatcher-base.js';
 import { Client } from './client.js';
 import { Pool, type PoolOptions } from './pool.js';
-import type { DispatchHandler, DispatchOptions } from './types.js';
+import type { DispatchHandler, DispatchOptions } from '../core/types.js';
 import type { PoolStats } from './stats.js';
-import { answer, destroyArgs, refuse } from './lifecycle.js';
-import { detachedController } from '../handler/detached-controller.js';
+import { failUnstarted } from '../handler/detached-controller.js';
 
 export interface AgentOptions extends Omit<PoolOptions, 'factory'> {
   /** Makes the dispatcher for an origin, given as a string (`http://host:port`) as undici does. */
@@ -20,12 +19,10 @@ function defaultFactory(origin: string, opts: AgentOptions): Dispatcher {
   return opts.connections === 1 ? new Client(origin, opts) : new Pool(origin, opts as PoolOptions);
 }
 
-export class Agent extends Dispatcher {
+export class Agent extends DispatcherBase {
   readonly #opts: AgentOptions;
   readonly #factory: (origin: string, opts: object) => Dispatcher;
   readonly #dispatchers = new Map<string, Dispatcher>();
-  #closed = false;
-  #destroyed = false;
 
   constructor(opts: AgentOptions = {}) {
     super();
@@ -42,13 +39,6 @@ export class Agent extends Dispatcher {
     }
     this.#opts = { ...opts };
     this.#factory = opts.factory ?? ((o, p) => defaultFactory(o, p as AgentOptions));
-  }
-
-  get closed(): boolean {
-    return this.#closed;
-  }
-  get destroyed(): boolean {
-    return this.#destroyed;
   }
 
   /** Stats of each origin's dispatcher (those that report any), keyed by origin. */
@@ -74,14 +64,13 @@ export class Agent extends Dispatcher {
     const servername = key.startsWith('https:') && typeof opts.servername === 'string' ? opts.servername : null;
     const origin = key;
     if (servername !== null) key = `${key}#${servername}`;
-    if (this.#destroyed) throw new ClientDestroyedError();
-    if (this.#closed) throw new ClientClosedError();
+    const refused = this.refusal(opts);
+    if (refused !== null) throw refused;
     let d = this.#dispatchers.get(key);
     if (d === undefined) {
       const max = this.#opts.maxOrigins ?? Infinity;
       if (this.#dispatchers.size >= max) {
-        toControllerHandler(handler).onResponseError?.(detachedController, new MaxOriginsReachedError());
-        return false;
+        return failUnstarted(handler, new MaxOriginsReachedError());
       }
       const connect = this.#opts.connect;
       const named = servername !== null && typeof connect !== 'function' ? { connect: { ...connect, servername } } : {};
@@ -112,30 +101,12 @@ export class Agent extends Dispatcher {
     return d.dispatch(opts, handler);
   }
 
-  close(): Promise<void>;
-  close(callback: (err: Error | null, data: null) => void): void;
-  close(callback?: (err: Error | null, data: null) => void): Promise<void> | void {
-    if (callback !== undefined && typeof callback !== 'function') throw new InvalidArgumentError('invalid callback');
-    // As undici: a dispatcher that finished closing (or was destroyed) is destroyed.
-    if (this.#destroyed) return refuse(new ClientDestroyedError(), callback);
-    this.#closed = true;
-    const done = Promise.all([...this.#dispatchers.values()].map((d) => d.close())).then(() => {
-      this.#destroyed = true;
-    });
-    return answer(done, callback);
+  protected onClose(): Promise<void> {
+    // As undici: a dispatcher that finished closing is destroyed.
+    return Promise.all([...this.#dispatchers.values()].map((d) => d.close())).then(() => this.markDestroyed());
   }
 
-  destroy(): Promise<void>;
-  destroy(err: Error | null): Promise<void>;
-  destroy(callback: (err: Error | null, data: null) => void): void;
-  destroy(err: Error | null, callback: (err: Error | null, data: null) => void): void;
-  destroy(a?: unknown, b?: unknown): Promise<void> | void {
-    const [err, callback] = destroyArgs(a, b);
-    if (callback !== undefined && typeof callback !== 'function') throw new InvalidArgumentError('invalid callback');
-    this.#closed = true;
-    this.#destroyed = true;
-    const done = Promise.all([...this.#dispatchers.values()].map((d) => d.destroy(err))).then(() => undefined);
-    return answer(done, callback);
+  protected onDestroy(err: Error | null): Promise<unknown> {
+    return Promise.all([...this.#dispatchers.values()].map((d) => d.destroy(err)));
   }
 }
-

@@ -10,17 +10,15 @@
 import {
   BalancedPoolMissingUpstreamError,
   ClientClosedError,
-  ClientDestroyedError,
   InformationalError,
   InvalidArgumentError,
 } from '../core/errors.js';
-import { toControllerHandler } from '../handler/legacy-handler.js';
-import { Dispatcher } from './dispatcher.js';
+import type { Dispatcher } from './dispatcher.js';
+import { DispatcherBase } from './dispatcher-base.js';
 import { Pool, type PoolOptions } from './pool.js';
 import { addStats, emptyStats, type PoolStats } from './stats.js';
-import type { DispatchController, DispatchHandler, DispatchOptions } from './types.js';
-import { answer, destroyArgs } from './lifecycle.js';
-import { detachedController } from '../handler/detached-controller.js';
+import type { DispatchHandler, DispatchOptions } from '../core/types.js';
+import { failUnstarted } from '../handler/detached-controller.js';
 
 export interface BalancedPoolOptions extends PoolOptions {
   /** Creates the dispatcher of one upstream; default `new Pool(origin, opts)`. */
@@ -39,7 +37,6 @@ interface Upstream {
   busy: boolean;
 }
 
-type Callback = (err: Error | null, data: null) => void;
 
 function positive(v: unknown, name: string, def: number): number {
   if (v == null) return def;
@@ -64,7 +61,7 @@ function upstreamOrigin(upstream: unknown): string {
   return u.origin;
 }
 
-export class BalancedPool extends Dispatcher {
+export class BalancedPool extends DispatcherBase {
   readonly #opts: PoolOptions;
   readonly #factory: (origin: URL, opts: object) => Dispatcher;
   readonly #maxWeight: number;
@@ -73,8 +70,6 @@ export class BalancedPool extends Dispatcher {
   /** Upstreams removed or replaced but still finishing their requests (closed on close/destroy too). */
   readonly #retiring = new Set<Dispatcher>();
   #needDrain = false;
-  #closed = false;
-  #destroyed = false;
 
   constructor(upstreams: string | URL | (string | URL)[] = [], options: BalancedPoolOptions = {}) {
     super();
@@ -86,13 +81,6 @@ export class BalancedPool extends Dispatcher {
     this.#penalty = positive(errorPenalty, 'errorPenalty', 15);
     this.#opts = poolOpts;
     for (const u of Array.isArray(upstreams) ? upstreams : [upstreams]) this.addUpstream(u);
-  }
-
-  get closed(): boolean {
-    return this.#closed;
-  }
-  get destroyed(): boolean {
-    return this.#destroyed;
   }
 
   /** Origins of the current upstreams, in the order they were added. */
@@ -112,7 +100,7 @@ export class BalancedPool extends Dispatcher {
 
   addUpstream(upstream: string | URL): this {
     const origin = upstreamOrigin(upstream);
-    if (this.#closed) throw new ClientClosedError();
+    if (this.closed) throw new ClientClosedError();
     if (this.#upstreams.some((u) => u.origin === origin)) return this;
     const dispatcher = this.#factory(new URL(origin), { ...this.#opts });
     const entry: Upstream = { origin, dispatcher, weight: this.#maxWeight, credit: 0, busy: false };
@@ -176,18 +164,11 @@ export class BalancedPool extends Dispatcher {
   }
 
   dispatch(opts: DispatchOptions, handler: DispatchHandler): boolean {
-    if (handler === null || typeof handler !== 'object') throw new InvalidArgumentError('handler must be an object');
-    let entry: Upstream | undefined;
-    try {
-      if (opts === null || typeof opts !== 'object') throw new InvalidArgumentError('opts must be an object.');
-      if (this.#destroyed) throw new ClientDestroyedError();
-      if (this.#closed) throw new ClientClosedError();
-      entry = this.#pick();
-      if (entry === undefined) throw new BalancedPoolMissingUpstreamError();
-    } catch (err) {
-      toControllerHandler(handler).onResponseError?.(detachedController, err as Error);
-      return false;
-    }
+    this.checkHandler(handler);
+    const refused = this.refusal(opts);
+    if (refused !== null) return failUnstarted(handler, refused);
+    const entry = this.#pick();
+    if (entry === undefined) return failUnstarted(handler, new BalancedPoolMissingUpstreamError());
     if (!entry.dispatcher.dispatch(opts, handler)) entry.busy = true;
     if (this.#upstreams.every((u) => u.busy)) {
       this.#needDrain = true;
@@ -196,28 +177,15 @@ export class BalancedPool extends Dispatcher {
     return true;
   }
 
-  close(): Promise<void>;
-  close(callback: Callback): void;
-  close(callback?: Callback): Promise<void> | void {
-    if (callback !== undefined && typeof callback !== 'function') throw new InvalidArgumentError('invalid callback');
-    this.#closed = true;
-    const all = [...this.#upstreams.map((u) => u.dispatcher), ...this.#retiring];
-    const done = Promise.all(all.map((d) => d.close())).then(() => undefined);
-    return answer(done, callback);
+  protected onClose(): Promise<unknown> {
+    return Promise.all(this.#parts().map((d) => d.close()));
   }
 
-  destroy(): Promise<void>;
-  destroy(err: Error | null): Promise<void>;
-  destroy(callback: Callback): void;
-  destroy(err: Error | null, callback: Callback): void;
-  destroy(a?: unknown, b?: unknown): Promise<void> | void {
-    const [err, callback] = destroyArgs(a, b);
-    if (callback !== undefined && typeof callback !== 'function') throw new InvalidArgumentError('invalid callback');
-    this.#closed = true;
-    this.#destroyed = true;
-    const all = [...this.#upstreams.map((u) => u.dispatcher), ...this.#retiring];
-    const done = Promise.all(all.map((d) => d.destroy(err))).then(() => undefined);
-    return answer(done, callback);
+  protected onDestroy(err: Error | null): Promise<unknown> {
+    return Promise.all(this.#parts().map((d) => d.destroy(err)));
+  }
+
+  #parts(): Dispatcher[] {
+    return [...this.#upstreams.map((u) => u.dispatcher), ...this.#retiring];
   }
 }
-

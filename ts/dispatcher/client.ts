@@ -1,6 +1,6 @@
 // Client: one connection to one origin (undici's Client), served by the engine.
 import type { UrlObject } from '../core/url.js';
-import { EngineDispatcher, type EngineDispatcherOptions } from './engine-dispatcher.js';
+import { EngineDispatcher, type EngineDispatcherOptions } from './engine/engine-dispatcher.js';
 
 export type ClientOptions = EngineDispatcherOptions;
 

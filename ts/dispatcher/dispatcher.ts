@@ -8,6 +8,7 @@ import { pipeline as apiPipeline } from '../api/pipeline.js';
 import {
   connect as apiConnect,
   upgrade as apiUpgrade,
+  type Callback,
   type ConnectData,
   type ConnectOptions,
   type UpgradeData,
@@ -29,10 +30,9 @@ import type {
   ResponseData,
   StreamData,
   StreamFactory,
-} from './types.js';
-import type * as T from './types.js';
+} from '../core/types.js';
+import type * as T from '../core/types.js';
 
-export type Callback<T> = (err: Error | null, data: T) => void;
 
 export abstract class Dispatcher extends EventEmitter {
   abstract dispatch(options: DispatchOptions, handler: DispatchHandler): boolean;
@@ -130,14 +130,36 @@ for (const name of ['dispatch', 'close', 'destroy'] as const) {
   });
 }
 
+/** A dispatcher in front of another: close and destroy (in every call form) go to the wrapped one. */
+export abstract class DelegatingDispatcher extends Dispatcher {
+  protected readonly inner: Dispatcher;
+
+  constructor(inner: Dispatcher) {
+    super();
+    this.inner = inner;
+  }
+
+  close(): Promise<void>;
+  close(callback: () => void): void;
+  close(callback?: () => void): Promise<void> | void {
+    return (this.inner.close as (cb?: () => void) => Promise<void> | void).call(this.inner, callback);
+  }
+
+  destroy(): Promise<void>;
+  destroy(err: Error | null): Promise<void>;
+  destroy(callback: () => void): void;
+  destroy(err: Error | null, callback: () => void): void;
+  destroy(...args: unknown[]): Promise<void> | void {
+    return (this.inner.destroy as (...a: unknown[]) => Promise<void> | void).apply(this.inner, args);
+  }
+}
+
 /** A dispatcher whose dispatch runs through an interceptor chain; lifecycle calls go to the wrapped one. */
-export class ComposedDispatcher extends Dispatcher {
-  readonly #inner: Dispatcher;
+export class ComposedDispatcher extends DelegatingDispatcher {
   readonly #dispatch: DispatchFn;
 
   constructor(inner: Dispatcher, dispatch: DispatchFn) {
-    super();
-    this.#inner = inner;
+    super(inner);
     this.#dispatch = dispatch;
   }
 
@@ -146,21 +168,7 @@ export class ComposedDispatcher extends Dispatcher {
   }
 
   protected override get composeOrigin(): string | undefined {
-    return (this.#inner as unknown as { composeOrigin: string | undefined }).composeOrigin;
-  }
-
-  close(): Promise<void>;
-  close(callback: () => void): void;
-  close(callback?: () => void): Promise<void> | void {
-    return (this.#inner.close as (cb?: () => void) => Promise<void> | void).call(this.#inner, callback);
-  }
-
-  destroy(): Promise<void>;
-  destroy(err: Error | null): Promise<void>;
-  destroy(callback: () => void): void;
-  destroy(err: Error | null, callback: () => void): void;
-  destroy(...args: unknown[]): Promise<void> | void {
-    return (this.#inner.destroy as (...a: unknown[]) => Promise<void> | void).apply(this.#inner, args);
+    return (this.inner as unknown as { composeOrigin: string | undefined }).composeOrigin;
   }
 }
 

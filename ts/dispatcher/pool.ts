@@ -4,11 +4,10 @@
 import { InvalidArgumentError } from '../core/errors.js';
 import type { UrlObject } from '../core/url.js';
 import type { Dispatcher } from './dispatcher.js';
-import { EngineDispatcher, type EngineDispatcherOptions } from './engine-dispatcher.js';
-import type { LifecycleCallback } from './lifecycle.js';
+import { EngineDispatcher, type EngineDispatcherOptions } from './engine/engine-dispatcher.js';
 import { RoundRobinPool } from './round-robin-pool.js';
 import type { PoolStats } from './stats.js';
-import type { DispatchHandler, DispatchOptions } from './types.js';
+import type { DispatchHandler, DispatchOptions } from '../core/types.js';
 
 export interface PoolOptions extends EngineDispatcherOptions {
   /** Maximum connections; null (the default) for no limit. */
@@ -50,19 +49,13 @@ export class Pool extends EngineDispatcher {
     return this.#clients === null ? super.dispatch(opts, handler) : this.#clients.dispatch(opts, handler);
   }
 
-  override close(): Promise<void>;
-  override close(callback: LifecycleCallback): void;
-  override close(callback?: LifecycleCallback): Promise<void> | void {
+  protected override onClose(): Promise<void> {
     if (this.#clients !== null) void this.#clients.close().catch(() => {});
-    return callback === undefined ? super.close() : super.close(callback);
+    return super.onClose();
   }
 
-  override destroy(): Promise<void>;
-  override destroy(err: Error | null): Promise<void>;
-  override destroy(callback: LifecycleCallback): void;
-  override destroy(err: Error | null, callback: LifecycleCallback): void;
-  override destroy(a?: unknown, b?: unknown): Promise<void> | void {
-    if (this.#clients !== null) void this.#clients.destroy(a instanceof Error ? a : null).catch(() => {});
-    return (super.destroy as (a?: unknown, b?: unknown) => Promise<void> | void).call(this, a, b);
+  protected override onDestroy(err: Error | null): Promise<void> {
+    if (this.#clients !== null) void this.#clients.destroy(err).catch(() => {});
+    return super.onDestroy(err);
   }
 }

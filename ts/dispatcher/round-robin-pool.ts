@@ -2,15 +2,14 @@
 // request given to the next Client in turn that is not busy. Requests wait in a queue here when
 // every Client is busy and no more may be made. `clientTtl` retires a Client that has been
 // connected longer than that many milliseconds when its turn comes.
-import { ClientClosedError, ClientDestroyedError, InvalidArgumentError } from '../core/errors.js';
+import { ClientDestroyedError, InvalidArgumentError } from '../core/errors.js';
 import { parseOrigin, type UrlObject } from '../core/url.js';
-import { toControllerHandler } from '../handler/legacy-handler.js';
-import { detachedController } from '../handler/detached-controller.js';
+import { failUnstarted } from '../handler/detached-controller.js';
 import { Client, type ClientOptions } from './client.js';
-import { Dispatcher } from './dispatcher.js';
-import { answer, destroyArgs, refuse, type LifecycleCallback } from './lifecycle.js';
+import type { Dispatcher } from './dispatcher.js';
+import { DispatcherBase } from './dispatcher-base.js';
 import { addStats, emptyStats, type PoolStats } from './stats.js';
-import type { DispatchHandler, DispatchOptions } from './types.js';
+import type { DispatchHandler, DispatchOptions } from '../core/types.js';
 
 export interface RoundRobinPoolOptions extends ClientOptions {
   /** Makes each Client; default `new Client(origin, opts)`. */
@@ -28,7 +27,7 @@ interface Member {
   connectedAt: number | null;
 }
 
-export class RoundRobinPool extends Dispatcher {
+export class RoundRobinPool extends DispatcherBase {
   readonly #origin: URL;
   readonly #opts: object;
   readonly #factory: (origin: URL, opts: object) => Dispatcher;
@@ -38,8 +37,6 @@ export class RoundRobinPool extends Dispatcher {
   #index = -1;
   #queue: [DispatchOptions, DispatchHandler][] = [];
   #needDrain = false;
-  #closed = false;
-  #destroyed = false;
   #closeWaiters: (() => void)[] = [];
 
   constructor(origin: string | URL | UrlObject, options: RoundRobinPoolOptions = {}) {
@@ -64,13 +61,6 @@ export class RoundRobinPool extends Dispatcher {
     this.#clientTtl = clientTtl || null;
   }
 
-  get closed(): boolean {
-    return this.#closed;
-  }
-  get destroyed(): boolean {
-    return this.#destroyed;
-  }
-
   /** The Clients' stats added up, with the requests waiting here counted as pending. */
   get stats(): PoolStats {
     const total = emptyStats();
@@ -83,12 +73,9 @@ export class RoundRobinPool extends Dispatcher {
   }
 
   dispatch(opts: DispatchOptions, handler: DispatchHandler): boolean {
-    if (handler === null || typeof handler !== 'object') throw new InvalidArgumentError('handler must be an object');
-    if (this.#destroyed || this.#closed) {
-      const err = this.#destroyed ? new ClientDestroyedError() : new ClientClosedError();
-      toControllerHandler(handler).onResponseError?.(detachedController, err);
-      return false;
-    }
+    this.checkHandler(handler);
+    const refused = this.refusal(opts);
+    if (refused !== null) return failUnstarted(handler, refused);
     const member = this.#queue.length === 0 ? this.#pick() : null;
     if (member === null) {
       this.#queue.push([opts, handler]);
@@ -161,11 +148,11 @@ export class RoundRobinPool extends Dispatcher {
       const [opts, handler] = this.#queue.shift()!;
       this.#send(m, opts, handler);
     }
-    if (this.#needDrain && !this.#destroyed) {
+    if (this.#needDrain && !this.destroyed) {
       this.#needDrain = false;
       this.emit('drain', this.#origin, [this]);
     }
-    if (this.#closed) this.#finishClose();
+    if (this.closed) this.#finishClose();
   }
 
   #finishClose(): void {
@@ -173,40 +160,25 @@ export class RoundRobinPool extends Dispatcher {
     const waiters = this.#closeWaiters;
     this.#closeWaiters = [];
     void Promise.all(this.#members.map((m) => m.dispatcher.close().catch(() => {}))).then(() => {
-      this.#destroyed = true;
+      this.markDestroyed();
       for (const w of waiters) w();
     });
   }
 
-  close(): Promise<void>;
-  close(callback: LifecycleCallback): void;
-  close(callback?: LifecycleCallback): Promise<void> | void {
-    if (callback !== undefined && typeof callback !== 'function') throw new InvalidArgumentError('invalid callback');
-    if (this.#destroyed) return refuse(new ClientDestroyedError(), callback);
-    this.#closed = true;
-    const done = new Promise<void>((resolve) => {
+  protected onClose(): Promise<void> {
+    return new Promise<void>((resolve) => {
       this.#closeWaiters.push(resolve);
       this.#finishClose();
     });
-    return answer(done, callback);
   }
 
-  destroy(): Promise<void>;
-  destroy(err: Error | null): Promise<void>;
-  destroy(callback: LifecycleCallback): void;
-  destroy(err: Error | null, callback: LifecycleCallback): void;
-  destroy(a?: unknown, b?: unknown): Promise<void> | void {
-    const [given, callback] = destroyArgs(a, b);
-    if (callback !== undefined && typeof callback !== 'function') throw new InvalidArgumentError('invalid callback');
+  protected onDestroy(given: Error | null): Promise<void> {
     const err = given ?? new ClientDestroyedError();
-    this.#closed = true;
-    this.#destroyed = true;
     const queued = this.#queue;
     this.#queue = [];
-    const done = Promise.all(this.#members.map((m) => m.dispatcher.destroy(err))).then(() => {
-      for (const [, handler] of queued) toControllerHandler(handler).onResponseError?.(detachedController, err);
+    return Promise.all(this.#members.map((m) => m.dispatcher.destroy(err))).then(() => {
+      for (const [, handler] of queued) failUnstarted(handler, err);
       for (const w of this.#closeWaiters.splice(0)) w();
     });
-    return answer(done, callback);
   }
 }

@@ -2,7 +2,7 @@
 // dispatcher's callbacks into a response head (a promise) and a pull-based body ReadableStream
 // whose backpressure pauses and resumes the dispatcher.
 import type { Transform } from 'node:stream';
-import type { DispatchController, DispatchHandler, IncomingHeaders } from '../dispatcher/types.js';
+import type { DispatchController, DispatchHandler, IncomingHeaders } from '../core/types.js';
 
 export interface ResponseHead {
   status: number;

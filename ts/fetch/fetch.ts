@@ -3,7 +3,7 @@
 // done here, above the dispatcher, as the Fetch standard's HTTP fetch does.
 import type { Dispatcher } from '../dispatcher/dispatcher.js';
 import { getGlobalDispatcher } from '../dispatcher/global.js';
-import type { DispatchOptions } from '../dispatcher/types.js';
+import type { DispatchOptions } from '../core/types.js';
 import { kDebugScope, type ScopedOptions } from '../core/diagnostics.js';
 import { createDecoders } from './content-decoding.js';
 import { abortReason, FetchHandler, fetchFailed } from './fetch-handler.js';

@@ -1,10 +1,10 @@
 // DecoratorHandler (undici's name): a handler that forwards every callback to the handler it
 // wraps. Interceptors extend it and override only the callbacks they change. A legacy
 // (onConnect / onHeaders / ...) handler is adapted first, so it works behind any interceptor.
+import { assertHandlerObject } from '../core/request.js';
 import type { Duplex } from 'node:stream';
 import type { IncomingHttpHeaders } from 'node:http';
-import { InvalidArgumentError } from '../core/errors.js';
-import type { DispatchController, DispatchHandler, IncomingHeaders } from '../dispatcher/types.js';
+import type { DispatchController, DispatchHandler, IncomingHeaders } from '../core/types.js';
 import { toControllerHandler } from './legacy-handler.js';
 
 export class DecoratorHandler implements DispatchHandler {
@@ -12,7 +12,7 @@ export class DecoratorHandler implements DispatchHandler {
   protected readonly handler: DispatchHandler;
 
   constructor(handler: DispatchHandler) {
-    if (handler === null || typeof handler !== 'object') throw new InvalidArgumentError('handler must be an object');
+    assertHandlerObject(handler);
     this.handler = toControllerHandler(handler);
   }
 

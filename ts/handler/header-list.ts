@@ -1,6 +1,6 @@
 // Rewrites request headers given in any LibHeaders form (record, flat array, [name, value] pairs,
 // Headers / Map): what redirects and resumed retries send differs from the original request.
-import type { LibHeaders } from '../dispatcher/types.js';
+import type { LibHeaders } from '../core/types.js';
 
 type Value = string | string[] | number | undefined;
 

@@ -3,7 +3,7 @@
 import type { Duplex } from 'node:stream';
 import type { IncomingHttpHeaders } from 'node:http';
 import { RequestAbortedError } from '../core/errors.js';
-import type { DispatchController, DispatchHandler, IncomingHeaders } from '../dispatcher/types.js';
+import type { DispatchController, DispatchHandler, IncomingHeaders } from '../core/types.js';
 
 /** A handler speaking only the legacy callbacks (spec: legacy handler mapping). */
 export type LegacyDispatchHandler = Pick<

@@ -2,10 +2,11 @@
 // `maxRedirections` hops. The caller sees only the final response; the hops' bodies are read and
 // dropped (so their connections stay reusable). The URLs visited are the request context's
 // `history`, as in undici.
+import { assertHandlerObject } from '../core/request.js';
 import type { Duplex } from 'node:stream';
 import type { IncomingHttpHeaders } from 'node:http';
 import { InvalidArgumentError, MaxRedirectsError, NotSupportedError } from '../core/errors.js';
-import type { DispatchController, DispatchFn, DispatchHandler, DispatchOptions, IncomingHeaders } from '../dispatcher/types.js';
+import type { DispatchController, DispatchFn, DispatchHandler, DispatchOptions, IncomingHeaders } from '../core/types.js';
 import { rewriteHeaders } from './header-list.js';
 import { toControllerHandler } from './legacy-handler.js';
 import { discardBody, replayBody } from './replayable-body.js';
@@ -76,7 +77,7 @@ export class RedirectHandler implements DispatchHandler {
   constructor(dispatch: DispatchFn, maxRedirections: number, opts: DispatchOptions & RedirectOptions, handler: DispatchHandler) {
     if (typeof dispatch !== 'function') throw new InvalidArgumentError('dispatch must be a function');
     if (opts === null || typeof opts !== 'object') throw new InvalidArgumentError('opts must be an object');
-    if (handler === null || typeof handler !== 'object') throw new InvalidArgumentError('handler must be an object');
+    assertHandlerObject(handler);
     validateRedirectOptions({ ...opts, maxRedirections });
     const { maxRedirections: _max, throwOnMaxRedirect, stripHeadersOnRedirect, stripHeadersOnCrossOriginRedirect, ...rest } = opts;
     this.maxRedirections = maxRedirections ?? 0;

@@ -3,7 +3,7 @@
 // a plain stream can be sent once only, and a later attempt that would need it again must fail.
 import { Readable } from 'node:stream';
 import { InvalidArgumentError } from '../core/errors.js';
-import type { BodyFactory, RequestBody } from '../dispatcher/types.js';
+import type { BodyFactory, RequestBody } from '../core/types.js';
 
 /** Calls a body factory and checks that it gave a body (not another function or a promise). */
 export function resolveBodyFactory(factory: BodyFactory): RequestBody {

@@ -2,10 +2,11 @@
 // error or status, waiting as the policy says (retry-options.ts). When a response body is cut
 // after the caller has started receiving it, the next attempt asks for the rest with `Range`
 // (and `If-Match` on a strong ETag), so the caller sees one complete body, byte for byte.
+import { assertHandlerObject } from '../core/request.js';
 import type { Duplex } from 'node:stream';
 import type { IncomingHttpHeaders } from 'node:http';
 import { InvalidArgumentError, RequestRetryError } from '../core/errors.js';
-import type { DispatchController, DispatchFn, DispatchHandler, DispatchOptions, IncomingHeaders } from '../dispatcher/types.js';
+import type { DispatchController, DispatchFn, DispatchHandler, DispatchOptions, IncomingHeaders } from '../core/types.js';
 import { rewriteHeaders } from './header-list.js';
 import { toControllerHandler } from './legacy-handler.js';
 import { replayBody } from './replayable-body.js';
@@ -125,7 +126,7 @@ export class RetryHandler implements DispatchHandler {
   constructor(opts: RetryHandlerOptions, { dispatch, handler }: RetryHandler.RetryHandlers) {
     if (opts === null || typeof opts !== 'object') throw new InvalidArgumentError('opts must be an object');
     if (typeof dispatch !== 'function') throw new InvalidArgumentError('dispatch must be a function');
-    if (handler === null || typeof handler !== 'object') throw new InvalidArgumentError('handler must be an object');
+    assertHandlerObject(handler);
     const { retryOptions, ...rest } = opts;
     this.#retry = resolveRetryOptions(validateRetryOptions(retryOptions));
     this.#opts = rest;

@@ -1,40 +1,11 @@
 // The retry policy: RetryHandler's options, their defaults (undici's), their validation, and the
 // default decision function (which errors and statuses are retried, and how long to wait).
 import { InvalidArgumentError } from '../core/errors.js';
-import type { DispatchOptions, IncomingHeaders } from '../dispatcher/types.js';
+import type { IncomingHeaders, OnRetryCallback, ResolvedRetryOptions, RetryContext, RetryOptions } from '../core/types.js';
 
-export interface RetryState {
-  /** How many attempts have failed so far, this one included (1 for the first failure). */
-  counter: number;
-}
+// The policy's types are public ones (core/types.ts); exported here too, beside the policy.
+export type { OnRetryCallback, ResolvedRetryOptions, RetryCallback, RetryContext, RetryOptions, RetryState } from '../core/types.js';
 
-export interface RetryContext {
-  state: RetryState;
-  opts: DispatchOptions & { retryOptions: ResolvedRetryOptions };
-}
-
-/**
- * Decides about one failed attempt: call `callback(null)` to retry (after any wait), or
- * `callback(err)` to give up with `err`. May return its timer so an abort can cancel the wait.
- */
-export type OnRetryCallback = (err?: Error | null) => void;
-export type RetryCallback = (err: Error, context: RetryContext, callback: OnRetryCallback) => unknown;
-
-export interface RetryOptions {
-  retry?: RetryCallback;
-  maxRetries?: number;
-  maxTimeout?: number;
-  minTimeout?: number;
-  timeoutFactor?: number;
-  retryAfter?: boolean;
-  methods?: string[];
-  statusCodes?: number[];
-  errorCodes?: string[];
-  /** false: once retries run out, a retryable status is delivered as a response, not an error. */
-  throwOnError?: boolean;
-}
-
-export type ResolvedRetryOptions = Required<RetryOptions>;
 
 const DEFAULT_METHODS = ['GET', 'HEAD', 'OPTIONS', 'PUT', 'DELETE', 'TRACE', 'QUERY'];
 const DEFAULT_STATUS_CODES = [500, 502, 503, 504, 429];

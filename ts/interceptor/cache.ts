@@ -2,7 +2,7 @@
 // stale-while-revalidate and stale-if-error, over any store with the undici store interface.
 import { InvalidArgumentError } from '../core/errors.js';
 import { withQuery } from '../core/headers.js';
-import type { DispatchFn, DispatchHandler, DispatchOptions, DispatcherComposeInterceptor } from '../dispatcher/types.js';
+import type { DispatchFn, DispatchHandler, DispatchOptions, DispatcherComposeInterceptor } from '../core/types.js';
 import { detachedController } from '../handler/detached-controller.js';
 import { toControllerHandler } from '../handler/legacy-handler.js';
 import { CacheWriteHandler, InvalidationHandler } from '../cache/cache-handler.js';

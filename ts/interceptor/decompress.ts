@@ -14,7 +14,7 @@ import type {
   DispatchOptions,
   DispatcherComposeInterceptor,
   IncomingHeaders,
-} from '../dispatcher/types.js';
+} from '../core/types.js';
 
 export interface DecompressInterceptorOptions {
   /** Leave responses with status >= 400 as they are. Default true. */

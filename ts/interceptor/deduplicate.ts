@@ -13,8 +13,9 @@ import type {
   DispatchOptions,
   DispatcherComposeInterceptor,
   IncomingHeaders,
-} from '../dispatcher/types.js';
+} from '../core/types.js';
 import { toControllerHandler } from '../handler/legacy-handler.js';
+import { RequestController } from '../handler/controller.js';
 import { SAFE_METHODS } from '../cache/cache-store.js';
 import { originOf } from '../cache/entry-key.js';
 import { headerRecord, headerText } from '../cache/request-headers.js';
@@ -53,59 +54,31 @@ function nameList(value: unknown, name: string): Set<string> {
   return new Set(value.map((v: string) => v.toLowerCase()));
 }
 
-/** One caller attached to a shared request; the controller its handler sees. */
-class Caller implements DispatchController {
+/** One caller attached to a shared request; the controller its handler sees (handler/controller.ts). */
+class Caller extends RequestController {
   readonly #shared: SharedRequest;
-  readonly #handler: DispatchHandler;
-  #paused = false;
-  #aborted = false;
-  #reason: Error | null = null;
-  #done = false;
   #buffered: Buffer[] = [];
   #bufferedBytes = 0;
   #ending: IncomingHeaders | null = null;
   #flushScheduled = false;
 
-  constructor(shared: SharedRequest, handler: DispatchHandler) {
+  constructor(shared: SharedRequest, handler: DispatchHandler, context: object) {
+    super(handler, context);
     this.#shared = shared;
-    this.#handler = handler;
   }
 
-  get aborted(): boolean {
-    return this.#aborted;
-  }
-  get paused(): boolean {
-    return this.#paused;
-  }
-  get reason(): Error | null {
-    return this.#reason;
-  }
   get rawHeaders(): Buffer[] | null {
     return this.#shared.controller?.rawHeaders ?? null;
   }
   get rawTrailers(): Buffer[] | null {
     return this.#shared.controller?.rawTrailers ?? null;
   }
-  get done(): boolean {
-    return this.#done;
-  }
 
-  abort(reason: Error): void {
-    if (this.#done) return;
-    this.#aborted = true;
-    this.#reason = reason ?? new RequestAbortedError();
-    this.fail(this.#reason);
-  }
-
-  pause(): void {
-    if (this.#done || this.#paused) return;
-    this.#paused = true;
+  protected override onPause(): void {
     this.#shared.callerPaused();
   }
 
-  resume(): void {
-    if (!this.#paused) return;
-    this.#paused = false;
+  protected override onResume(): void {
     this.#shared.callerResumed();
     // Buffered bytes go out later, never inside the caller's resume() (a stream's _read, typically).
     if (!this.#flushScheduled && (this.#buffered.length > 0 || this.#ending !== null)) {
@@ -117,18 +90,14 @@ class Caller implements DispatchController {
     }
   }
 
-  start(context: object): void {
-    this.#call(() => this.#handler.onRequestStart?.(this, context));
-  }
-
   headers(statusCode: number, headers: IncomingHeaders, statusMessage: string | undefined): void {
     // A copy each: a handler may edit the object it is given.
-    this.#call(() => this.#handler.onResponseStart?.(this, statusCode, { ...headers }, statusMessage));
+    if (!this.done) this.call(() => this.handler.onResponseStart?.(this, statusCode, { ...headers }, statusMessage));
   }
 
   data(chunk: Buffer, maxBufferSize: number): void {
-    if (this.#done) return;
-    if (this.#paused || this.#buffered.length > 0) {
+    if (this.done) return;
+    if (this.paused || this.#buffered.length > 0) {
       this.#buffered.push(chunk);
       this.#bufferedBytes += chunk.length;
       if (this.#bufferedBytes > maxBufferSize) {
@@ -136,55 +105,27 @@ class Caller implements DispatchController {
       }
       return;
     }
-    this.#call(() => this.#handler.onResponseData?.(this, chunk));
+    this.call(() => this.handler.onResponseData?.(this, chunk));
   }
 
-  end(trailers: IncomingHeaders): void {
-    if (this.#done) return;
+  /** The shared response ended: the end goes out once what is buffered has. */
+  finish(trailers: IncomingHeaders): void {
+    if (this.done) return;
     this.#ending = trailers;
-    if (!this.#paused) this.#flush();
-  }
-
-  /** Settles with an error; the handler hears it once. */
-  fail(err: Error): void {
-    if (this.#done) return;
-    this.#settle();
-    try {
-      this.#handler.onResponseError?.(this, err);
-    } catch (thrown) {
-      process.nextTick(() => {
-        throw thrown;
-      });
-    }
+    if (!this.paused) this.#flush();
   }
 
   #flush(): void {
-    while (!this.#done && !this.#paused && this.#buffered.length > 0) {
+    while (!this.done && !this.paused && this.#buffered.length > 0) {
       const chunk = this.#buffered.shift()!;
       this.#bufferedBytes -= chunk.length;
-      this.#call(() => this.#handler.onResponseData?.(this, chunk));
+      this.call(() => this.handler.onResponseData?.(this, chunk));
     }
-    if (this.#done || this.#paused || this.#ending === null) return;
-    const trailers = this.#ending;
-    this.#settle();
-    try {
-      this.#handler.onResponseEnd?.(this, trailers);
-    } catch (err) {
-      this.#handler.onResponseError?.(this, err as Error);
-    }
+    if (this.done || this.paused || this.#ending === null) return;
+    this.end(this.#ending);
   }
 
-  #call(fn: () => void): void {
-    if (this.#done) return;
-    try {
-      fn();
-    } catch (err) {
-      this.abort(err as Error);
-    }
-  }
-
-  #settle(): void {
-    this.#done = true;
+  protected onSettled(): void {
     this.#buffered = [];
     this.#bufferedBytes = 0;
     this.#shared.detach(this);
@@ -214,9 +155,9 @@ class SharedRequest implements DispatchHandler {
   }
 
   attach(handler: DispatchHandler): void {
-    const caller = new Caller(this, handler);
+    const caller = new Caller(this, handler, this.#context);
     this.#callers.add(caller);
-    caller.start(this.#context);
+    caller.start();
   }
 
   detach(caller: Caller): void {
@@ -274,7 +215,7 @@ class SharedRequest implements DispatchHandler {
 
   onResponseEnd(_controller: DispatchController, trailers: IncomingHeaders): void {
     this.#settled = true;
-    for (const caller of [...this.#callers]) caller.end(trailers);
+    for (const caller of [...this.#callers]) caller.finish(trailers);
   }
 
   onResponseError(_controller: DispatchController, error: Error): void {

@@ -17,7 +17,7 @@ import type {
   DispatcherComposeInterceptor,
   IncomingHeaders,
   LibHeaders,
-} from '../dispatcher/types.js';
+} from '../core/types.js';
 
 export interface DNSInterceptorRecord {
   address: string;

@@ -11,7 +11,7 @@ import type {
   DispatchHandler,
   DispatchOptions,
   IncomingHeaders,
-} from '../dispatcher/types.js';
+} from '../core/types.js';
 import { DecoratorHandler } from '../handler/decorator-handler.js';
 
 export interface DumpInterceptorOpts {

@@ -1,7 +1,7 @@
 // interceptors.redirect(opts): follows redirects (RedirectHandler). Each option can also be set
 // per request; `maxRedirections` left unset or 0 turns following off for that request.
 import { InvalidArgumentError } from '../core/errors.js';
-import type { DispatcherComposeInterceptor, DispatchHandler, DispatchOptions } from '../dispatcher/types.js';
+import type { DispatcherComposeInterceptor, DispatchHandler, DispatchOptions } from '../core/types.js';
 import { RedirectHandler, validateRedirectOptions, type RedirectOptions } from '../handler/redirect-handler.js';
 
 export type RedirectInterceptorOpts = RedirectOptions;

@@ -1,6 +1,6 @@
 // interceptors.retry(opts): retries failed requests (RetryHandler). A request's own
 // `retryOptions` override these, field by field.
-import type { DispatcherComposeInterceptor, DispatchHandler, DispatchOptions } from '../dispatcher/types.js';
+import type { DispatcherComposeInterceptor, DispatchHandler, DispatchOptions } from '../core/types.js';
 import { RetryHandler } from '../handler/retry-handler.js';
 import { validateRetryOptions, type RetryOptions } from '../handler/retry-options.js';
 

@@ -1,15 +1,11 @@
 // MockAgent: a Dispatcher that answers requests from the interceptors of its mock pools, chosen by
 // origin, and sends what no interceptor matches to a real agent when net connect allows it.
 import { resolveBodyFactory } from '../handler/replayable-body.js';
-import {
-  ClientClosedError,
-  ClientDestroyedError,
-  InvalidArgumentError,
-  UndiciError,
-} from '../core/errors.js';
+import { InvalidArgumentError, UndiciError } from '../core/errors.js';
 import { Agent, type AgentOptions } from '../dispatcher/agent.js';
-import { Dispatcher } from '../dispatcher/dispatcher.js';
-import type { DispatchHandler, DispatchOptions } from '../dispatcher/types.js';
+import type { Dispatcher } from '../dispatcher/dispatcher.js';
+import { DispatcherBase } from '../dispatcher/dispatcher-base.js';
+import type { DispatchHandler, DispatchOptions } from '../core/types.js';
 import { MockCallHistory, kRecordCall, type MockCallHistoryLog } from './mock-call-history.js';
 import { MockClient } from './mock-client.js';
 import {
@@ -22,10 +18,10 @@ import {
   type NetConnectDecision,
 } from './mock-dispatcher.js';
 import { PendingInterceptorsFormatter } from './mock-errors-format.js';
-import type { Interceptable, MockInterceptor } from './mock-interceptor.js';
+import type * as Pending from './mock-errors-format.js';
+import type { Interceptable } from './mock-interceptor.js';
 import { MockPool } from './mock-pool.js';
 import { normalizeOrigin } from './mock-request.js';
-import { answer, destroyArgs } from '../dispatcher/lifecycle.js';
 import { toControllerHandler } from '../handler/legacy-handler.js';
 import { detachedController } from '../handler/detached-controller.js';
 
@@ -36,7 +32,7 @@ function kind(value: unknown): string {
   return value === null ? 'null' : typeof value;
 }
 
-export class MockAgent<TMockAgentOptions extends MockAgent.Options = MockAgent.Options> extends Dispatcher {
+export class MockAgent<TMockAgentOptions extends MockAgent.Options = MockAgent.Options> extends DispatcherBase {
   readonly #real: Dispatcher;
   readonly #clientPerOrigin: boolean;
   readonly #ignoreTrailingSlash: boolean;
@@ -49,8 +45,6 @@ export class MockAgent<TMockAgentOptions extends MockAgent.Options = MockAgent.O
   #netConnect: boolean | HostMatcher[] = true;
   #history: MockCallHistory | undefined;
   #recording = false;
-  #closed = false;
-  #destroyed = false;
   readonly [kMockAgentPolicy]: MockAgentPolicy;
 
   constructor(options?: TMockAgentOptions) {
@@ -106,11 +100,9 @@ export class MockAgent<TMockAgentOptions extends MockAgent.Options = MockAgent.O
     return this.#active;
   }
 
-  get closed(): boolean {
-    return this.#closed;
-  }
-  get destroyed(): boolean {
-    return this.#destroyed;
+  // Closing twice (a test and its cleanup) is fine: the real agent closes once.
+  protected override get refusesCloseWhenDestroyed(): boolean {
+    return false;
   }
 
   /**
@@ -148,7 +140,7 @@ export class MockAgent<TMockAgentOptions extends MockAgent.Options = MockAgent.O
   }
 
   dispatch(opts: DispatchOptions, handler: DispatchHandler): boolean {
-    if (handler === null || typeof handler !== 'object') throw new InvalidArgumentError('handler must be an object');
+    this.checkHandler(handler);
     try {
       return this.#dispatch(opts, handler);
     } catch (err) {
@@ -163,8 +155,8 @@ export class MockAgent<TMockAgentOptions extends MockAgent.Options = MockAgent.O
   #dispatch(opts: DispatchOptions, handler: DispatchHandler): boolean {
     if (opts === null || typeof opts !== 'object') throw new InvalidArgumentError('opts must be an object.');
     if (opts.origin == null || opts.origin === '') throw new InvalidArgumentError('opts.origin must be a non-empty string or URL.');
-    if (this.#destroyed) throw new ClientDestroyedError();
-    if (this.#closed) throw new ClientClosedError();
+    const refused = this.refusal(opts);
+    if (refused !== null) throw refused;
     const origin = normalizeOrigin(opts.origin);
     // A body factory (replayable body) is made into this attempt's body before anything reads it.
     if (typeof opts.body === 'function') opts = { ...opts, body: resolveBodyFactory(opts.body) };
@@ -253,34 +245,20 @@ export class MockAgent<TMockAgentOptions extends MockAgent.Options = MockAgent.O
     throw new UndiciError(`${count} pending:\n\n${formatter.format(pending)}`.trim());
   }
 
-  close(): Promise<void>;
-  close(callback: (err: Error | null, data: null) => void): void;
-  close(callback?: (err: Error | null, data: null) => void): Promise<void> | void {
-    this.#closed = true;
+  protected onClose(): Promise<void> {
     // Closing a mock agent twice (a test and its cleanup) is fine: the real agent closes once.
     const real = (this.#real as { destroyed?: boolean }).destroyed === true ? undefined : this.#real.close();
-    const done = Promise.all([...this.#dispatchers().map((d) => d.close()), real]).then(() => {
-      this.#history?.clear();
-      this.#byOrigin.clear();
-      this.#byMatcher.length = 0;
-    });
-    return answer(done, callback);
+    return Promise.all([...this.#dispatchers().map((d) => d.close()), real]).then(() => this.#clear());
   }
 
-  destroy(): Promise<void>;
-  destroy(err: Error | null): Promise<void>;
-  destroy(callback: (err: Error | null, data: null) => void): void;
-  destroy(err: Error | null, callback: (err: Error | null, data: null) => void): void;
-  destroy(a?: unknown, b?: unknown): Promise<void> | void {
-    const [err, callback] = destroyArgs(a, b);
-    this.#closed = true;
-    this.#destroyed = true;
-    const done = Promise.all([...this.#dispatchers().map((d) => d.destroy(err)), this.#real.destroy(err)]).then(() => {
-      this.#history?.clear();
-      this.#byOrigin.clear();
-      this.#byMatcher.length = 0;
-    });
-    return answer(done, callback);
+  protected onDestroy(err: Error | null): Promise<void> {
+    return Promise.all([...this.#dispatchers().map((d) => d.destroy(err)), this.#real.destroy(err)]).then(() => this.#clear());
+  }
+
+  #clear(): void {
+    this.#history?.clear();
+    this.#byOrigin.clear();
+    this.#byMatcher.length = 0;
   }
 
   #make(origin: string | RegExp | OriginFunction): MockDispatcher {
@@ -336,13 +314,8 @@ export class MockAgent<TMockAgentOptions extends MockAgent.Options = MockAgent.O
 
 // Type names as undici spells them, so that code typed against undici's mocks compiles.
 export declare namespace MockAgent {
-  /** An interceptor still waiting to be used, with the origin it was registered for. */
-  interface PendingInterceptor extends MockInterceptor.MockDispatch {
-    origin: string;
-  }
-  interface PendingInterceptorsFormatter {
-    format(pendingInterceptors: readonly PendingInterceptor[]): string;
-  }
+  type PendingInterceptor = Pending.PendingInterceptor;
+  type PendingInterceptorsFormatter = Pending.PendingInterceptorsFormat;
   interface Options extends AgentOptions {
     /** The real dispatcher unmatched requests go to; a new Agent with these options when absent. */
     agent?: Dispatcher;

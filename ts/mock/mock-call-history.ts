@@ -2,7 +2,7 @@
 // options with the URL already split into its parts, for assertions in tests.
 import { InvalidArgumentError } from '../core/errors.js';
 import { withQuery } from '../core/headers.js';
-import type { DispatchOptions } from '../dispatcher/types.js';
+import type { DispatchOptions } from '../core/types.js';
 import { bodyText, headersAsObject } from './mock-request.js';
 
 const PROPERTIES = [

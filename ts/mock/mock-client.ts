@@ -1,6 +1,6 @@
 // MockClient: what MockAgent hands out instead of a MockPool when `connections` is 1 (undici's MockClient).
 import type { ClientOptions } from '../dispatcher/client.js';
-import type { MockAgent } from './mock-agent.js';
+import type { Dispatcher } from '../dispatcher/dispatcher.js';
 import { MockDispatcher, type OriginMatcher } from './mock-dispatcher.js';
 
 export class MockClient extends MockDispatcher {
@@ -12,8 +12,8 @@ export class MockClient extends MockDispatcher {
 
 export declare namespace MockClient {
   interface Options extends ClientOptions {
-    /** The agent this client belongs to. */
-    agent: MockAgent;
+    /** The agent this client belongs to (a MockAgent). */
+    agent: Dispatcher;
     /** Default for the interceptors' ignoreTrailingSlash; the agent's setting when absent. */
     ignoreTrailingSlash?: boolean;
   }

@@ -2,8 +2,9 @@
 // onRequestStart, then (after any delay) onResponseStart, onResponseData per chunk and
 // onResponseEnd, driven by a controller that honours pause, resume and abort.
 import { STATUS_CODES } from 'node:http';
-import { InvalidArgumentError, RequestAbortedError } from '../core/errors.js';
-import type { DispatchController, DispatchHandler, IncomingHeaders } from '../dispatcher/types.js';
+import { InvalidArgumentError } from '../core/errors.js';
+import type { DispatchHandler, IncomingHeaders } from '../core/types.js';
+import { RequestController } from '../handler/controller.js';
 import { checkResponseOptions, checkStatus, replySpecOf, type MockInterceptor } from './mock-interceptor.js';
 
 /** A response ready to be delivered. */
@@ -101,17 +102,12 @@ export function produceReply(
 }
 
 /**
- * One mocked request in flight, and the controller its handler receives. Every handler callback
- * runs at most once per stage; an abort stops delivery and reports the reason once.
+ * One mocked request in flight, and the controller its handler receives (handler/controller.ts).
+ * Every handler callback runs at most once per stage; an abort stops delivery and reports the
+ * reason once.
  */
-export class MockReplay implements DispatchController {
-  readonly #handler: DispatchHandler;
-  readonly #context: object = {};
+export class MockReplay extends RequestController {
   readonly #onSettled: (replay: MockReplay) => void;
-  #aborted = false;
-  #paused = false;
-  #reason: Error | null = null;
-  #done = false;
   #timer: NodeJS.Timeout | undefined;
   #steps: (() => void)[] = [];
   #pumping = false;
@@ -119,57 +115,27 @@ export class MockReplay implements DispatchController {
   #rawTrailers: Buffer[] | null = null;
 
   constructor(handler: DispatchHandler, onSettled: (replay: MockReplay) => void) {
-    this.#handler = handler;
+    super(handler);
     this.#onSettled = onSettled;
   }
 
-  get aborted(): boolean {
-    return this.#aborted;
-  }
-  get paused(): boolean {
-    return this.#paused;
-  }
-  get reason(): Error | null {
-    return this.#reason;
-  }
   get rawHeaders(): Buffer[] | null {
     return this.#rawHeaders;
   }
   get rawTrailers(): Buffer[] | null {
     return this.#rawTrailers;
   }
-  get done(): boolean {
-    return this.#done;
-  }
 
-  abort(reason: Error): void {
-    if (this.#done) return;
-    this.#aborted = true;
-    this.#reason = reason ?? new RequestAbortedError();
-    this.fail(this.#reason);
-  }
-
-  pause(): void {
-    if (!this.#done) this.#paused = true;
-  }
-
-  resume(): void {
-    if (!this.#paused) return;
-    this.#paused = false;
+  protected override onResume(): void {
     // Delivery continues later, never inside the caller's resume() (a stream's _read, typically).
-    if (!this.#done && this.#steps.length > 0) void Promise.resolve().then(() => this.#pump());
-  }
-
-  /** Runs onRequestStart; a throw aborts with that error. */
-  start(): void {
-    this.#call(() => this.#handler.onRequestStart?.(this, this.#context));
+    if (this.#steps.length > 0) void Promise.resolve().then(() => this.#pump());
   }
 
   /** A mock request is sent at once: onBodySent with its body (if any), then onRequestSent. */
   sent(body: unknown): void {
-    if (this.#done) return;
-    if (body != null) this.#call(() => this.#handler.onBodySent?.(body as Buffer));
-    if (!this.#done) this.#call(() => this.#handler.onRequestSent?.());
+    if (this.done) return;
+    if (body != null) this.call(() => this.handler.onBodySent?.(body as Buffer));
+    if (!this.done) this.call(() => this.handler.onRequestSent?.());
   }
 
   /**
@@ -178,10 +144,10 @@ export class MockReplay implements DispatchController {
    * replies working under fake timers that also replace setImmediate and process.nextTick.
    */
   later(delayMs: number | undefined, action: () => void): void {
-    if (this.#done) return;
+    if (this.done) return;
     const run = (): void => {
       this.#timer = undefined;
-      if (!this.#done) this.#call(action);
+      if (!this.done) this.call(action);
     };
     if (typeof delayMs === 'number' && delayMs > 0) this.#timer = setTimeout(run, delayMs);
     else void Promise.resolve().then(run);
@@ -189,74 +155,41 @@ export class MockReplay implements DispatchController {
 
   /** Delivers `reply` through the handler, chunk by chunk, honouring pause. */
   respond(reply: MockReply): void {
-    if (this.#done) return;
+    if (this.done) return;
     this.#steps.push(() => {
       this.#rawHeaders = reply.rawHeaders;
-      this.#handler.onResponseStart?.(this, reply.statusCode, reply.headers, reply.statusText);
+      this.handler.onResponseStart?.(this, reply.statusCode, reply.headers, reply.statusText);
     });
     for (let at = 0; at < reply.body.length; at += CHUNK) {
       const chunk = reply.body.subarray(at, Math.min(at + CHUNK, reply.body.length));
-      this.#steps.push(() => this.#handler.onResponseData?.(this, chunk));
+      this.#steps.push(() => this.handler.onResponseData?.(this, chunk));
     }
     this.#steps.push(() => {
       this.#rawTrailers = reply.rawTrailers;
-      this.#settle();
-      try {
-        this.#handler.onResponseEnd?.(this, reply.trailers);
-      } catch (err) {
-        // The response is complete; the handler's error callback is the only place left to report.
-        this.#report(err as Error);
-      }
+      this.end(reply.trailers);
     });
     this.#pump();
-  }
-
-  /** Settles with an error; the handler hears it once. */
-  fail(err: Error): void {
-    if (this.#done) return;
-    this.#settle();
-    this.#report(err);
   }
 
   #pump(): void {
     if (this.#pumping) return;
     this.#pumping = true;
     try {
-      while (!this.#done && !this.#paused && this.#steps.length > 0) {
+      while (!this.done && !this.paused && this.#steps.length > 0) {
         const step = this.#steps.shift()!;
-        this.#call(step);
+        this.call(step);
       }
     } finally {
       this.#pumping = false;
     }
   }
 
-  #call(fn: () => void): void {
-    try {
-      fn();
-    } catch (err) {
-      this.abort(err as Error);
-    }
-  }
-
-  #settle(): void {
-    this.#done = true;
+  protected onSettled(): void {
     this.#steps = [];
     if (this.#timer !== undefined) {
       clearTimeout(this.#timer);
       this.#timer = undefined;
     }
     this.#onSettled(this);
-  }
-
-  #report(err: Error): void {
-    try {
-      this.#handler.onResponseError?.(this, err);
-    } catch (thrown) {
-      // onResponseError must not throw; surface it rather than lose it.
-      process.nextTick(() => {
-        throw thrown;
-      });
-    }
   }
 }

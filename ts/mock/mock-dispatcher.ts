@@ -1,21 +1,16 @@
 // What MockPool and MockClient are: a dispatcher bound to one origin (or origin matcher) holding
 // interceptors. A request that matches one is answered by a replay; one that matches none goes to
 // the real network when the agent allows it, and otherwise fails with MockNotMatchedError.
-import {
-  ClientClosedError,
-  ClientDestroyedError,
-  InvalidArgumentError,
-  MockNotMatchedError,
-} from '../core/errors.js';
-import { Dispatcher } from '../dispatcher/dispatcher.js';
+import { ClientDestroyedError, InvalidArgumentError, MockNotMatchedError } from '../core/errors.js';
+import type { Dispatcher } from '../dispatcher/dispatcher.js';
+import { DispatcherBase } from '../dispatcher/dispatcher-base.js';
 import { toControllerHandler } from '../handler/legacy-handler.js';
-import type { DispatchHandler, DispatchOptions } from '../dispatcher/types.js';
+import type { DispatchHandler, DispatchOptions } from '../core/types.js';
 import type { MockCallHistoryLog } from './mock-call-history.js';
 import { MockReplay, produceReply } from './mock-dispatch.js';
 import { MockInterceptor, type Interceptable } from './mock-interceptor.js';
 import { explainMiss, findMatch, type InterceptorGroup } from './mock-match.js';
 import { bodyText, isDeferredBody, normalizeOrigin, readDeferredBody, requestKey } from './mock-request.js';
-import { answer, destroyArgs } from '../dispatcher/lifecycle.js';
 
 export type OriginMatcher = string | RegExp | ((origin: string) => boolean);
 export type NetConnectDecision = 'allowed' | 'disabled' | 'not-enabled';
@@ -59,8 +54,6 @@ export class MockDispatcherState {
   readonly dispatches: MockDispatch[] = [];
   readonly usedUp: MockDispatch[] = [];
   readonly inflight = new Set<MockReplay>();
-  closed = false;
-  destroyed = false;
   #closeWaiters: (() => void)[] = [];
 
   constructor(matcher: OriginMatcher, policy: MockAgentPolicy, ignoreTrailingSlash: boolean) {
@@ -237,7 +230,7 @@ export interface MockDispatcherOptions {
 }
 
 /** The shared implementation of MockPool and MockClient. */
-export abstract class MockDispatcher extends Dispatcher implements Interceptable {
+export abstract class MockDispatcher extends DispatcherBase implements Interceptable {
   readonly [kMockState]: MockDispatcherState;
 
   protected constructor(origin: OriginMatcher | URL, options: MockDispatcherOptions) {
@@ -265,11 +258,9 @@ export abstract class MockDispatcher extends Dispatcher implements Interceptable
     this[kMockState] = new MockDispatcherState(matcher, policy, options.ignoreTrailingSlash ?? policy.ignoreTrailingSlash);
   }
 
-  get closed(): boolean {
-    return this[kMockState].closed;
-  }
-  get destroyed(): boolean {
-    return this[kMockState].destroyed;
+  // Closing twice (a test and its cleanup) is fine.
+  protected override get refusesCloseWhenDestroyed(): boolean {
+    return false;
   }
 
   /** Registers a route for requests to this origin; finish it with reply() or replyWithError(). */
@@ -290,19 +281,12 @@ export abstract class MockDispatcher extends Dispatcher implements Interceptable
   }
 
   dispatch(opts: DispatchOptions, handler: DispatchHandler): boolean {
-    if (handler === null || typeof handler !== 'object') throw new InvalidArgumentError('handler must be an object');
+    this.checkHandler(handler);
     handler = toControllerHandler(handler);
     const state = this[kMockState];
-    if (opts === null || typeof opts !== 'object') {
-      refuse(handler, new InvalidArgumentError('opts must be an object.'));
-      return false;
-    }
-    if (state.destroyed) {
-      refuse(handler, new ClientDestroyedError());
-      return false;
-    }
-    if (state.closed) {
-      refuse(handler, new ClientClosedError());
+    const refused = this.refusal(opts);
+    if (refused !== null) {
+      refuse(handler, refused);
       return false;
     }
     // Bound to one origin, this dispatcher answers for it whatever opts.origin says.
@@ -314,31 +298,19 @@ export abstract class MockDispatcher extends Dispatcher implements Interceptable
     return dispatchToMocks({ origin, states: [state], policy: state.policy }, routed, handler, log);
   }
 
-  close(): Promise<void>;
-  close(callback: (err: Error | null, data: null) => void): void;
-  close(callback?: (err: Error | null, data: null) => void): Promise<void> | void {
+  protected onClose(): Promise<void> {
     const state = this[kMockState];
-    state.closed = true;
-    const done = state.drained().then(() => state.policy.forget(state));
-    return answer(done, callback);
+    return state.drained().then(() => state.policy.forget(state));
   }
 
-  destroy(): Promise<void>;
-  destroy(err: Error | null): Promise<void>;
-  destroy(callback: (err: Error | null, data: null) => void): void;
-  destroy(err: Error | null, callback: (err: Error | null, data: null) => void): void;
-  destroy(a?: unknown, b?: unknown): Promise<void> | void {
-    const [given, callback] = destroyArgs(a, b);
+  protected onDestroy(given: Error | null): Promise<void> {
     const err = given ?? new ClientDestroyedError();
     const state = this[kMockState];
-    state.closed = true;
-    state.destroyed = true;
     const pending = [...state.inflight];
     // In-flight replies fail asynchronously, as requests on a destroyed real dispatcher do.
-    const done = Promise.resolve().then(() => {
+    return Promise.resolve().then(() => {
       for (const replay of pending) replay.fail(err);
       state.policy.forget(state);
     });
-    return answer(done, callback);
   }
 }

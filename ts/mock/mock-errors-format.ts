@@ -2,10 +2,20 @@
 // Node's console.table so it reads like any other table in a test log.
 import { Console } from 'node:console';
 import { Writable } from 'node:stream';
-import type { MockAgent } from './mock-agent.js';
+import type { MockInterceptor } from './mock-interceptor.js';
 
-export class PendingInterceptorsFormatter implements MockAgent.PendingInterceptorsFormatter {
-  format(pendingInterceptors: readonly MockAgent.PendingInterceptor[]): string {
+/** An interceptor still waiting to be used, with the origin it was registered for (MockAgent.PendingInterceptor). */
+export interface PendingInterceptor extends MockInterceptor.MockDispatch {
+  origin: string;
+}
+
+/** MockAgent.PendingInterceptorsFormatter. */
+export interface PendingInterceptorsFormat {
+  format(pendingInterceptors: readonly PendingInterceptor[]): string;
+}
+
+export class PendingInterceptorsFormatter implements PendingInterceptorsFormat {
+  format(pendingInterceptors: readonly PendingInterceptor[]): string {
     const rows = pendingInterceptors.map((p) => ({
       Method: p.method,
       Origin: p.origin,

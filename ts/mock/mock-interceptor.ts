@@ -4,7 +4,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import { InvalidArgumentError } from '../core/errors.js';
 import { withQuery } from '../core/headers.js';
 import type { Dispatcher } from '../dispatcher/dispatcher.js';
-import type { DispatchOptions } from '../dispatcher/types.js';
+import type { DispatchOptions } from '../core/types.js';
 import { normalizePath } from './mock-request.js';
 
 type PathMatcher = string | RegExp | ((path: string) => boolean);

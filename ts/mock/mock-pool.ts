@@ -1,6 +1,6 @@
 // MockPool: the mock dispatcher MockAgent hands out for an origin (undici's MockPool).
 import type { PoolOptions } from '../dispatcher/pool.js';
-import type { MockAgent } from './mock-agent.js';
+import type { Dispatcher } from '../dispatcher/dispatcher.js';
 import { MockDispatcher, type OriginMatcher } from './mock-dispatcher.js';
 
 export class MockPool extends MockDispatcher {
@@ -13,8 +13,8 @@ export class MockPool extends MockDispatcher {
 
 export declare namespace MockPool {
   interface Options extends PoolOptions {
-    /** The agent this pool belongs to. */
-    agent: MockAgent;
+    /** The agent this pool belongs to (a MockAgent). */
+    agent: Dispatcher;
     /** Default for the interceptors' ignoreTrailingSlash; the agent's setting when absent. */
     ignoreTrailingSlash?: boolean;
   }

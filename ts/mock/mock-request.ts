@@ -4,7 +4,7 @@
 import { Readable } from 'node:stream';
 import { InvalidArgumentError } from '../core/errors.js';
 import { withQuery } from '../core/headers.js';
-import type { DispatchOptions } from '../dispatcher/types.js';
+import type { DispatchOptions } from '../core/types.js';
 
 export interface MockRequestKey {
   origin: string;

@@ -20,11 +20,11 @@ export interface PoolConfig {
   maxRequestsPerClient: number;
   /** Set for https origins (src/tls_config.rs). */
   tls?: TlsConfig;
-  /** Connections are sockets JS makes, asked for by BRIDGE_OPEN events (ts/dispatcher/bridge.ts). */
+  /** Connections are sockets JS makes, asked for by BRIDGE_OPEN events (ts/dispatcher/engine/bridged-sockets.ts). */
   bridged?: boolean;
   /** TCP keep-alive probes after this many idle ms (0: the system's default); negative: none. */
   tcpKeepAlive?: number;
-  /** HTTP/2 sessions (ts/dispatcher/h2-options.ts). */
+  /** HTTP/2 sessions (ts/dispatcher/engine/h2-options.ts). */
   maxConcurrentStreams?: number;
   initialWindowSize?: number;
   connectionWindowSize?: number;

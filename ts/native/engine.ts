@@ -68,6 +68,11 @@ export function openRequest(sink: RequestSink): number {
   return id;
 }
 
+/** Sends request `id`'s further events to `sink` (an upgraded request's tunnel). */
+export function routeRequest(id: number, sink: RequestSink): void {
+  if (requests.has(id)) requests.set(id, sink);
+}
+
 export function closeRequest(id: number): void {
   requests.delete(id);
   if (referenced && requests.size === 0) {
@@ -104,7 +109,7 @@ export const control = {
   },
 };
 
-/** Calls about bridged sockets (ts/dispatcher/bridge.ts); ids come from BRIDGE_OPEN events. */
+/** Calls about bridged sockets (ts/dispatcher/engine/bridged-sockets.ts); ids come from BRIDGE_OPEN events. */
 export const bridge = {
   /** Routes the engine's events for bridge `id` to `sink` until `forget`. */
   register(id: number, sink: BridgeSink): void {

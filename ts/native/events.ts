@@ -1,6 +1,6 @@
 // Decodes one batch of packed engine events (format: crates/engine/src/events.rs) and hands each
 // to the request or pool it belongs to. Header objects are built here, once, as strings.
-import type { IncomingHeaders } from '../dispatcher/types.js';
+import type { IncomingHeaders } from '../core/types.js';
 
 export const HEAD = 1;
 export const DATA = 2;
@@ -19,6 +19,23 @@ export const BRIDGE_CLOSE = 14;
 export const BRIDGE_DRAIN = 15;
 export const CONNECTING = 16;
 export const SENT = 17;
+
+/** Request flags passed with dispatch, named as crates/engine/src/request.rs's `flags`. */
+export const RequestFlag = {
+  IDEMPOTENT: 1,
+  /** No further pipelining on the connection until this request's headers arrived. */
+  BLOCKING: 2,
+  /** Send `connection: close` and close the connection after the response. */
+  RESET: 4,
+  /** An upgrade or CONNECT: the connection becomes a tunnel, never pipelined or reused. */
+  UPGRADE: 8,
+  /** The body arrives in pieces after dispatch. */
+  STREAM_BODY: 16,
+  /** JS watches this request (diagnostics): report SENT when its head is written. */
+  OBSERVE: 32,
+  /** Send `expect: 100-continue` and hold the body until a 100 arrives. */
+  EXPECT_CONTINUE: 64,
+} as const;
 
 export interface RequestSink {
   onEngineHead(status: number, reason: string, headers: IncomingHeaders, raw: string[]): void;
@@ -41,7 +58,7 @@ export interface PoolSink {
   onEngineConnected(info: string): void;
   onEngineDisconnected(code: number, message: string): void;
   onEngineConnectFailed(code: number, errno: string, message: string): void;
-  /** A bridged pool needs a socket for bridge `bridgeId` (ts/dispatcher/bridge.ts). */
+  /** A bridged pool needs a socket for bridge `bridgeId` (ts/dispatcher/engine/bridged-sockets.ts). */
   onEngineBridgeOpen?(bridgeId: number): void;
 }
 

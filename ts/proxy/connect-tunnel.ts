@@ -7,7 +7,7 @@ import type { Socket } from 'node:net';
 import { ProxyConnectionError, RequestAbortedError, SecureProxyConnectionError } from '../core/errors.js';
 import type { ConnectorCallback } from '../core/connector.js';
 import type { Dispatcher } from '../dispatcher/dispatcher.js';
-import type { DispatchController, DispatchHandler } from '../dispatcher/types.js';
+import type { DispatchController, DispatchHandler } from '../core/types.js';
 
 /** An error about the proxy's answer, with the status it gave. */
 export function withStatus<E extends Error>(err: E, statusCode: number): E & { statusCode: number } {

@@ -4,7 +4,7 @@
 // environment changes, unless `noProxy` was given.
 import { Agent } from '../dispatcher/agent.js';
 import type { Dispatcher } from '../dispatcher/dispatcher.js';
-import type { DispatchHandler, DispatchOptions } from '../dispatcher/types.js';
+import type { DispatchHandler, DispatchOptions } from '../core/types.js';
 import { NoProxy } from './no-proxy.js';
 import { ProxyAgent, type ProxyAgentOptions } from './proxy-agent.js';
 import { RoutingDispatcher } from './routing-dispatcher.js';

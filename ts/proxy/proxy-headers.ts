@@ -2,7 +2,7 @@
 // options (so credentials meant for the proxy can never reach an origin), and `host` names the
 // origin even when the request itself goes to the proxy.
 import { InvalidArgumentError } from '../core/errors.js';
-import type { LibHeaders } from '../dispatcher/types.js';
+import type { LibHeaders } from '../core/types.js';
 
 type Value = string | string[] | number | undefined;
 

@@ -6,7 +6,7 @@ import { kDebugScope } from '../core/diagnostics.js';
 import type { Duplex } from 'node:stream';
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Dispatcher } from '../dispatcher/dispatcher.js';
-import type { DispatchController, DispatchHandler } from '../dispatcher/types.js';
+import type { DispatchController, DispatchHandler } from '../core/types.js';
 import { extensionOffer } from './native.js';
 
 const ACCEPT_GUID = '258EAFA5-E914-47DA-95CA-C5AB0DC85B11';

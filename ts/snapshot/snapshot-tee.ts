@@ -4,7 +4,7 @@
 // records nothing.
 import type { Duplex } from 'node:stream';
 import type { IncomingHttpHeaders } from 'node:http';
-import type { DispatchController, DispatchHandler, IncomingHeaders } from '../dispatcher/types.js';
+import type { DispatchController, DispatchHandler, IncomingHeaders } from '../core/types.js';
 
 export interface CapturedResponse {
   statusCode: number;

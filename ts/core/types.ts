@@ -3,7 +3,6 @@ import type { Duplex, Readable, Writable } from 'node:stream';
 import type { EventEmitter } from 'node:events';
 import type { IncomingHttpHeaders } from 'node:http';
 import type { BodyReadable } from '../api/body.js';
-import type { RetryOptions } from '../handler/retry-options.js';
 
 export type HeaderValue = string | string[] | undefined;
 export type LibHeaders =
@@ -134,3 +133,37 @@ export type PipelineHandler<TOpaque = null> = (data: PipelineHandlerData<TOpaque
 
 export type DispatchFn = (options: DispatchOptions, handler: DispatchHandler) => boolean;
 export type DispatcherComposeInterceptor = (dispatch: DispatchFn) => DispatchFn;
+
+// RetryHandler's policy (handler/retry-options.ts holds its defaults and validation).
+export interface RetryState {
+  /** How many attempts have failed so far, this one included (1 for the first failure). */
+  counter: number;
+}
+
+export interface RetryContext {
+  state: RetryState;
+  opts: DispatchOptions & { retryOptions: ResolvedRetryOptions };
+}
+
+/**
+ * Decides about one failed attempt: call `callback(null)` to retry (after any wait), or
+ * `callback(err)` to give up with `err`. May return its timer so an abort can cancel the wait.
+ */
+export type OnRetryCallback = (err?: Error | null) => void;
+export type RetryCallback = (err: Error, context: RetryContext, callback: OnRetryCallback) => unknown;
+
+export interface RetryOptions {
+  retry?: RetryCallback;
+  maxRetries?: number;
+  maxTimeout?: number;
+  minTimeout?: number;
+  timeoutFactor?: number;
+  retryAfter?: boolean;
+  methods?: string[];
+  statusCodes?: number[];
+  errorCodes?: string[];
+  /** false: once retries run out, a retryable status is delivered as a response, not an error. */
+  throwOnError?: boolean;
+}
+
+export type ResolvedRetryOptions = Required<RetryOptions>;

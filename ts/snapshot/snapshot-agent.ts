@@ -9,12 +9,12 @@ import {
   InvalidArgumentError,
   MockNotMatchedError,
 } from '../core/errors.js';
-import type { DispatchHandler, DispatchOptions } from '../dispatcher/types.js';
+import type { DispatchHandler, DispatchOptions } from '../core/types.js';
 import { toControllerHandler } from '../handler/legacy-handler.js';
-import { MockAgent } from './mock-agent.js';
-import { MockReplay } from './mock-dispatch.js';
-import { kMockAgentPolicy, refuse } from './mock-dispatcher.js';
-import { normalizeOrigin } from './mock-request.js';
+import { MockAgent } from '../mock/mock-agent.js';
+import { MockReplay } from '../mock/mock-dispatch.js';
+import { kMockAgentPolicy, refuse } from '../mock/mock-dispatcher.js';
+import { normalizeOrigin } from '../mock/mock-request.js';
 import { readSnapshotFile, writeSnapshotFile } from './snapshot-file.js';
 import { checkEntries, type SnapshotEntry, type SnapshotRecord, type SnapshotRequest } from './snapshot-format.js';
 import { storedHeaders, type HeaderPolicy } from './snapshot-headers.js';
@@ -24,7 +24,6 @@ import { SnapshotRecorder } from './snapshot-recorder.js';
 import { replyFromSnapshot } from './snapshot-reply.js';
 import { requestBodyBytes, requestUrl, storedRequest } from './snapshot-request.js';
 import { RecordingHandler, type CapturedResponse } from './snapshot-tee.js';
-import { answer, destroyArgs } from '../dispatcher/lifecycle.js';
 
 const MODES = ['record', 'playback', 'update'] as const;
 const DEFAULT_FLUSH_INTERVAL = 30_000;
@@ -284,7 +283,7 @@ export class SnapshotAgent extends MockAgent {
    * be loaded, a playback miss) reach the handler's onResponseError.
    */
   override dispatch(opts: DispatchOptions, handler: DispatchHandler): boolean {
-    if (handler === null || typeof handler !== 'object') throw new InvalidArgumentError('handler must be an object');
+    this.checkHandler(handler);
     const controlled = toControllerHandler(handler);
     try {
       return this.#dispatch(opts, controlled);
@@ -317,25 +316,20 @@ export class SnapshotAgent extends MockAgent {
   }
 
   /** Aborts everything in flight; nothing is saved. */
-  override destroy(): Promise<void>;
-  override destroy(err: Error | null): Promise<void>;
-  override destroy(callback: (err: Error | null, data: null) => void): void;
-  override destroy(err: Error | null, callback: (err: Error | null, data: null) => void): void;
-  override destroy(a?: unknown, b?: unknown): Promise<void> | void {
+  protected override onDestroy(err: Error | null): Promise<void> {
     this.#stopTimer();
-    const [err, callback] = destroyArgs(a, b);
     const replays = [...this.#replays];
-    const done = super.destroy(err).then(() => {
+    return super.onDestroy(err).then(() => {
       for (const replay of replays) replay.fail(err ?? new ClientDestroyedError());
     });
-    return answer(done, callback);
   }
 
   #dispatch(opts: DispatchOptions, handler: DispatchHandler): boolean {
     if (opts === null || typeof opts !== 'object') throw new InvalidArgumentError('opts must be an object.');
     if (opts.origin == null || opts.origin === '') throw new InvalidArgumentError('opts.origin must be a non-empty string or URL.');
-    if (this.destroyed) throw new ClientDestroyedError();
-    if (this.closed || this.#closing) throw new ClientClosedError();
+    const refused = this.refusal(opts);
+    if (refused !== null) throw refused;
+    if (this.#closing) throw new ClientClosedError();
     const origin = normalizeOrigin(opts.origin);
     const url = requestUrl(opts, origin);
     if (this.#excluded(url)) return super.dispatch(opts, handler);

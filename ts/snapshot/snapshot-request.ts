@@ -3,10 +3,10 @@
 // the exact bytes are both hashed and sent; nothing is ever turned into "[object …]".
 import { InvalidArgumentError } from '../core/errors.js';
 import { withQuery } from '../core/headers.js';
-import type { DispatchOptions } from '../dispatcher/types.js';
+import type { DispatchOptions } from '../core/types.js';
 import type { SnapshotRequest } from './snapshot-format.js';
 import { storedHeaders, type HeaderPolicy } from './snapshot-headers.js';
-import { headersAsObject, isDeferredBody, readDeferredBody } from './mock-request.js';
+import { headersAsObject, isDeferredBody, readDeferredBody } from '../mock/mock-request.js';
 
 const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 

@@ -1,12 +1,12 @@
 // Node-style TLS options (a Client's `connect` object, its `tls` object and the top-level
 // `allowH2` / `maxCachedSessions`) → the engine's TLS config for an https origin. The engine speaks
 // TLS with rustls: a client with options only OpenSSL (or Node's net) can honour runs over Node's
-// sockets instead (`nodeOnlyOption`, bridge.ts), so no option is silently ignored.
+// sockets instead (`nodeOnlyOption`, connector-plan.ts), so no option is silently ignored.
 import { createPrivateKey } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import * as tls from 'node:tls';
-import { InvalidArgumentError, NotSupportedError } from '../core/errors.js';
-import type { TlsConfig } from '../native/binding.js';
+import { InvalidArgumentError, NotSupportedError } from '../../core/errors.js';
+import type { TlsConfig } from '../../native/binding.js';
 
 type Options = Record<string, unknown>;
 

@@ -10,8 +10,8 @@
 //   is destroyed, an iterator is returned.
 import { Readable } from 'node:stream';
 import type { EngineRequest } from './engine-request.js';
+import type { StreamBody } from '../../core/request-body.js';
 
-export type StreamBody = Readable | AsyncIterable<unknown> | Iterable<unknown>;
 
 /** Bytes (a chunk counts at least MIN_CHUNK_COST) fed between two yields to the event loop. */
 const YIELD_BYTES = 64 * 1024;
@@ -22,15 +22,6 @@ type AnyIterator = Iterator<unknown> | AsyncIterator<unknown>;
 function noop(): void {}
 
 const macrotask = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
-
-export function isStreamBody(b: unknown): b is StreamBody {
-  return (
-    b instanceof Readable ||
-    (typeof b === 'object' && b !== null &&
-      (typeof (b as AsyncIterable<unknown>)[Symbol.asyncIterator] === 'function' ||
-        typeof (b as Iterable<unknown>)[Symbol.iterator] === 'function'))
-  );
-}
 
 /** A chunk as bytes; anything else fails with node's own TypeError (ERR_INVALID_ARG_TYPE), as in undici. */
 export function chunkBytes(chunk: unknown): Buffer {

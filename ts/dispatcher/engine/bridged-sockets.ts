@@ -3,85 +3,11 @@
 // calls the connector, and the socket it returns is wired to the engine, which runs HTTP over it.
 import type { Socket } from 'node:net';
 import type { TLSSocket } from 'node:tls';
-import { bridge } from '../native/engine.js';
-import type { BridgeSink } from '../native/events.js';
-import { holdUserError, releaseUserError, USER_ERROR } from '../native/error-codes.js';
-import { buildConnector, connectorOptions, type Connector, type ConnectorBuildOptions, type ConnectorOptions, type ConnectFunction } from '../core/connector.js';
-import { InvalidArgumentError, NotSupportedError } from '../core/errors.js';
-import { nodeOnlyOption } from './tls-options.js';
-
-type Options = Record<string, unknown>;
-
-export interface ConnectorPlan {
-  /** Options whose top-level TLS and socket settings apply: the client's, or none for a buildConnector result. */
-  base: Options;
-  /** The `connect` options the native path serves. */
-  connect: Options;
-  /** Set when connections are Node sockets made by this function. */
-  bridged: Connector | null;
-  /** The engine runs TLS over the bridged sockets (`connect` holds its options). */
-  engineTls?: boolean;
-}
-
-const kStreamTls = Symbol('ferro.streamTls');
-
-/**
- * Marks `connect` as making plain byte streams (a proxy's tunnel): for an https origin the engine
- * runs its own TLS over them with the Node-style options `tls`, unless those need Node's TLS.
- */
-export function tunnelConnector(connect: ConnectFunction, tls: Options): Connector {
-  const marked: Connector = (opts, cb) => {
-    connect(opts, cb);
-    return undefined;
-  };
-  Object.defineProperty(marked, kStreamTls, { value: tls });
-  return marked;
-}
-
-function tunnelPlan(c: Connector, tls: Options, opts: Options, https: boolean): ConnectorPlan {
-  if (!https) return { base: opts, connect: {}, bridged: c };
-  if (nodeOnlyOption(tls, true) === undefined) return { base: opts, connect: tls, bridged: c, engineTls: true };
-  // Options only OpenSSL honours: Node's TLS over the stream, the engine's HTTP over that.
-  const overStream = buildConnector({ ...(tls as ConnectorBuildOptions), timeout: 0 });
-  const layered: Connector = (target, cb) =>
-    c(target, (err, socket) => {
-      if (err != null || socket == null) cb(err ?? new InvalidArgumentError('connect must call back with an error or a socket'));
-      else overStream({ ...target, httpSocket: socket }, cb);
-    });
-  return { base: opts, connect: {}, bridged: layered };
-}
-
-/** How a client with these options connects: natively, or over Node sockets from a connector. */
-export function planConnector(origin: URL, opts: Options): ConnectorPlan {
-  const c = opts.connect;
-  if (c != null && typeof c !== 'object' && typeof c !== 'function') {
-    throw new InvalidArgumentError('connect must be a function or an object');
-  }
-  const https = origin.protocol === 'https:';
-  if (typeof c === 'function') {
-    const streamTls = (c as { [kStreamTls]?: Options })[kStreamTls];
-    if (streamTls !== undefined) return tunnelPlan(c as Connector, streamTls, opts, https);
-    const built = connectorOptions(c) as Options | undefined;
-    if (built === undefined) return { base: opts, connect: {}, bridged: c as Connector };
-    // A buildConnector result as it is: its own options only, none of the client's (as in undici).
-    return { base: {}, connect: built, bridged: nodeOnlyOption(built, https) === undefined ? null : (c as Connector) };
-  }
-  const connect = (c ?? {}) as Options;
-  const tlsOpts = typeof opts.tls === 'object' && opts.tls !== null ? (opts.tls as Options) : {};
-  const merged = { ...tlsOpts, localAddress: opts.localAddress, ...connect };
-  if (nodeOnlyOption(merged, https) === undefined) return { base: opts, connect, bridged: null };
-  const built = buildConnector({
-    ...tlsOpts,
-    maxCachedSessions: opts.maxCachedSessions as number | null | undefined,
-    // The client's default, as undici's Client passes it to its connector.
-    allowH2: (opts.allowH2 as boolean | null | undefined) ?? true,
-    ...connect,
-    // The same precedence as the native path's options (engine-dispatcher.ts).
-    socketPath: (opts.socketPath ?? connect.socketPath) as string | null | undefined,
-    timeout: (opts.connectTimeout ?? connect.timeout) as number | null | undefined,
-  });
-  return { base: opts, connect, bridged: built };
-}
+import { bridge } from '../../native/engine.js';
+import type { BridgeSink } from '../../native/events.js';
+import { ErrorCode, holdUserError, releaseUserError, USER_ERROR } from '../../native/error-codes.js';
+import type { Connector, ConnectorOptions } from '../../core/connector.js';
+import { InvalidArgumentError } from '../../core/errors.js';
 
 const ERRNO = (err: unknown): string => {
   const code = (err as { code?: unknown } | null)?.code;
@@ -231,8 +157,11 @@ export class Bridge {
     }
   }
 
-  /** The engine delivered a connect failure carrying `key`; its requests' errors come in the same batch. */
-  delivered(key: string): void {
+  /** The engine reported a failed connection; a user error's key is released after this batch. */
+  connectFailed(code: number, message: string): void {
+    if (code !== USER_ERROR) return;
+    // The requests' errors carrying this key come in the same batch.
+    const key = message;
     if (!this.held.delete(key)) return;
     setImmediate(() => releaseUserError(key));
   }
@@ -243,4 +172,9 @@ export class Bridge {
     for (const key of this.held) releaseUserError(key);
     this.held.clear();
   }
+}
+
+/** BRIDGE_OPEN for a pool that has no connector: cannot happen; fail it rather than hang. */
+export function refuseBridge(id: number): void {
+  bridge.fail(id, ErrorCode.Internal, '', 'no connector for a bridged connection');
 }

@@ -2,10 +2,12 @@
 // become a byte tunnel. Writes go through the request's engine pipe (with drain backpressure),
 // reads arrive as the request's DATA events, `end()` half-closes, `destroy()` closes.
 import { Duplex } from 'node:stream';
-import { closeRequest, control } from '../native/engine.js';
-import { parseAddrs } from '../native/addrs.js';
+import { closeRequest, control } from '../../native/engine.js';
+import { parseAddrs } from '../../native/addrs.js';
+import { engineError } from '../../native/error-codes.js';
+import type { RequestSink } from '../../native/events.js';
 
-export class EngineSocket extends Duplex {
+export class EngineSocket extends Duplex implements RequestSink {
   readonly #id: number;
   #paused = false;
   #pendingWrite: ((err?: Error | null) => void) | null = null;
@@ -35,7 +37,7 @@ export class EngineSocket extends Duplex {
   }
 
   /** Bytes from the server. */
-  onData(chunk: Buffer): void {
+  onEngineData(chunk: Buffer): void {
     this.#touch();
     if (!this.push(chunk) && !this.#paused) {
       this.#paused = true;
@@ -44,15 +46,25 @@ export class EngineSocket extends Duplex {
   }
 
   /** The server closed its side. */
-  onEnd(): void {
+  onEngineEnd(): void {
     this.push(null);
   }
 
-  onDrain(): void {
+  onEngineError(code: number, errno: string, message: string): void {
+    this.destroy(engineError(code, errno, message));
+  }
+
+  /** The tunnel has room for more of what is written. */
+  onEngineBodyDrain(): void {
     const cb = this.#pendingWrite;
     this.#pendingWrite = null;
     cb?.();
   }
+
+  // A tunnel carries no more HTTP: these events belong to the request it was.
+  onEngineHead(): void {}
+  onEngineUpgrade(): void {}
+  onEngineRetry(): void {}
 
   override _read(): void {
     if (this.#paused) {

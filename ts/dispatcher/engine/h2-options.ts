@@ -1,7 +1,7 @@
 // HTTP/2 session settings (undici's `maxConcurrentStreams`, `initialWindowSize`,
 // `connectionWindowSize`, `pingInterval`, and the same under `h2Options`, plus `useH2c`),
 // validated at construction and handed to the engine with the pool's configuration.
-import { InvalidArgumentError } from '../core/errors.js';
+import { InvalidArgumentError } from '../../core/errors.js';
 
 export interface H2Options {
   /** Streams open at once on one session; the server's SETTINGS_MAX_CONCURRENT_STREAMS can lower it. */

@@ -1,0 +1,91 @@
+// The base of every dispatcher that owns what it serves (engine pools, agents, balancers, proxy
+// agents, mocks): closed / destroyed state, the call forms of close() and destroy() — a promise
+// when no callback is given, otherwise `callback(err, null)`; destroy takes an optional error
+// first — their argument checks, and the checks every dispatch() begins with.
+import { ClientClosedError, ClientDestroyedError, InvalidArgumentError } from '../core/errors.js';
+import { assertHandlerObject } from '../core/request.js';
+import type { DispatchHandler } from '../core/types.js';
+import { Dispatcher } from './dispatcher.js';
+
+export type LifecycleCallback = (err: Error | null, data: null) => void;
+
+/** Answers a close/destroy in the form it was called in. */
+function answer(done: Promise<unknown>, callback: LifecycleCallback | undefined): Promise<void> | void {
+  const settled = done.then(() => undefined);
+  if (callback === undefined) return settled;
+  settled.then(
+    () => callback(null, null),
+    (err: Error) => callback(err, null),
+  );
+}
+
+/** Refuses a close/destroy (close() on a destroyed dispatcher) in the form it was called in. */
+function refuse(err: Error, callback: LifecycleCallback | undefined): Promise<void> | void {
+  if (callback === undefined) return Promise.reject(err);
+  queueMicrotask(() => callback(err, null));
+}
+
+export abstract class DispatcherBase extends Dispatcher {
+  #closed = false;
+  #destroyed = false;
+
+  get closed(): boolean {
+    return this.#closed;
+  }
+  get destroyed(): boolean {
+    return this.#destroyed;
+  }
+
+  /**
+   * Whether close() on a destroyed dispatcher fails with ClientDestroyedError, as undici's own
+   * dispatchers do; mocks answer it (a test and its cleanup may both close).
+   */
+  protected get refusesCloseWhenDestroyed(): boolean {
+    return true;
+  }
+
+  /** Runs for each accepted close(); settles when what this dispatcher owns has closed. */
+  protected abstract onClose(): Promise<unknown>;
+
+  /** Runs for each destroy(); `err` (null when none was given) fails what is in flight. */
+  protected abstract onDestroy(err: Error | null): Promise<unknown>;
+
+  /** A dispatcher whose close finished is destroyed. */
+  protected markDestroyed(): void {
+    this.#closed = true;
+    this.#destroyed = true;
+  }
+
+  close(): Promise<void>;
+  close(callback: LifecycleCallback): void;
+  close(callback?: LifecycleCallback): Promise<void> | void {
+    if (callback !== undefined && typeof callback !== 'function') throw new InvalidArgumentError('invalid callback');
+    if (this.#destroyed && this.refusesCloseWhenDestroyed) return refuse(new ClientDestroyedError(), callback);
+    this.#closed = true;
+    return answer(this.onClose(), callback);
+  }
+
+  destroy(): Promise<void>;
+  destroy(err: Error | null): Promise<void>;
+  destroy(callback: LifecycleCallback): void;
+  destroy(err: Error | null, callback: LifecycleCallback): void;
+  destroy(a?: unknown, b?: unknown): Promise<void> | void {
+    const callback = (typeof a === 'function' ? a : b) as LifecycleCallback | undefined;
+    if (callback !== undefined && typeof callback !== 'function') throw new InvalidArgumentError('invalid callback');
+    this.markDestroyed();
+    return answer(this.onDestroy(a instanceof Error ? a : null), callback);
+  }
+
+  /** The guard every dispatch() begins with (core/request.ts). */
+  protected checkHandler(handler: unknown): asserts handler is DispatchHandler {
+    assertHandlerObject(handler);
+  }
+
+  /** Why this dispatcher cannot take a request with `opts` now, or null when it can. */
+  protected refusal(opts: unknown): Error | null {
+    if (opts === null || typeof opts !== 'object') return new InvalidArgumentError('opts must be an object.');
+    if (this.#destroyed) return new ClientDestroyedError();
+    if (this.#closed) return new ClientClosedError();
+    return null;
+  }
+}

@@ -1,0 +1,216 @@
+// What Client and Pool share: one origin served by one engine pool. dispatch() checks and packs
+// each request (core/request.ts) and hands it to the engine in one synchronous call; this class
+// keeps the requests in flight for busy / drain, close and destroy. Options: pool-options.ts;
+// connection events: pool-events.ts.
+import { createPool, forgetPool, scheduleFlush } from '../../native/engine.js';
+import type { NativePool } from '../../native/binding.js';
+import { RequestFlag } from '../../native/events.js';
+import { ClientDestroyedError, RequestContentLengthMismatchError } from '../../core/errors.js';
+import { assertRequestHandler, checkRequestOptions, emptyBodyFor, packRequest, type PackedRequest } from '../../core/request.js';
+import { requestBodyParts } from '../../core/request-body.js';
+import type { DispatchHandler, DispatchOptions } from '../../core/types.js';
+import { parseOrigin, type UrlObject } from '../../core/url.js';
+import { observeRequest } from '../../core/diagnostics.js';
+import '../../core/debug.js'; // NODE_DEBUG output: subscribes to the lib: channels when a flag is on
+import { toControllerHandler } from '../../handler/legacy-handler.js';
+import { resolveBodyFactory } from '../../handler/replayable-body.js';
+import { DispatcherBase } from '../dispatcher-base.js';
+import { emptyStats, type PoolStats } from '../stats.js';
+import { Bridge } from './bridged-sockets.js';
+import { pumpBody } from './body-pump.js';
+import { EngineRequest, type RequestOwner } from './engine-request.js';
+import { engineSettings, type EngineDispatcherOptions } from './pool-options.js';
+import { PoolEvents } from './pool-events.js';
+import { nativeArgs } from './tls-options.js';
+
+export type { EngineDispatcherOptions } from './pool-options.js';
+
+export class EngineDispatcher extends DispatcherBase implements RequestOwner {
+  readonly #origin: URL;
+  readonly #native: NativePool;
+  #capacity: number;
+  readonly #headersTimeout: number;
+  readonly #bodyTimeout: number;
+  readonly #strictContentLength: boolean;
+  readonly #requests = new Set<EngineRequest>();
+  #needDrain = false;
+  /** The engine pool was told to close (it finishes what it has). */
+  #closing = false;
+  /** The engine pool is gone. */
+  #released = false;
+  #closeWaiters: (() => void)[] = [];
+  /** Set when connections are Node sockets from a connector (bridged-sockets.ts). */
+  readonly #bridge: Bridge | null;
+
+  protected constructor(url: string | URL | UrlObject, opts: EngineDispatcherOptions, connections: number) {
+    super();
+    this.#origin = parseOrigin(url);
+    const s = engineSettings(this.#origin, opts, connections);
+    this.#headersTimeout = s.headersTimeout;
+    this.#bodyTimeout = s.bodyTimeout;
+    this.#strictContentLength = s.strictContentLength;
+    this.#capacity = s.capacity;
+    this.#bridge = s.bridged === null ? null : new Bridge(this.#origin, s.bridged, s.localAddress);
+    // An h2 session carries up to maxConcurrentStreams requests where an h1 connection carries
+    // `pipelining`: busy / drain follow the streams.
+    const onH2 = (): void => {
+      if (s.h2Capacity > this.#capacity) this.#capacity = s.h2Capacity;
+    };
+    this.#native = nativeArgs(() => createPool(s.pool, new PoolEvents(this.#origin, this, this.#bridge, onH2)));
+  }
+
+  protected override get composeOrigin(): string {
+    return this.#origin.origin;
+  }
+
+  /** Connections and requests right now (undici's PoolStats / ClientStats fields). */
+  get stats(): PoolStats {
+    if (this.destroyed) return emptyStats();
+    const { connected, free, queued } = this.#native.stats();
+    // The engine knows what is queued; everything else this dispatcher still owns is in flight.
+    const size = this.#requests.size;
+    const pending = Math.min(queued, size);
+    return { connected, free, pending, queued: pending, running: size - pending, size };
+  }
+
+  dispatch(opts: DispatchOptions, handler: DispatchHandler): boolean {
+    this.checkHandler(handler);
+    const driven = toControllerHandler(handler);
+    try {
+      assertRequestHandler(driven, opts?.method, opts?.upgrade);
+    } catch (err) {
+      // As undici: a handler that can hear the error hears it; otherwise the call throws.
+      if (typeof driven.onResponseError !== 'function') throw err;
+      driven.onResponseError(null as never, err as Error);
+      return false;
+    }
+    const req = new EngineRequest(this, driven);
+    this.#requests.add(req);
+    try {
+      const refused = this.refusal(opts);
+      if (refused !== null) throw refused;
+      checkRequestOptions(opts);
+      // A body factory (ts/handler/replayable-body.ts) makes a fresh body for each attempt.
+      const body = typeof opts.body === 'function' ? resolveBodyFactory(opts.body) : opts.body;
+      this.#send(req, opts, packRequest(opts, requestBodyParts(body), this.#origin.host, this.#strictContentLength));
+    } catch (err) {
+      req.fail(err as Error);
+      return false;
+    }
+    if (this.#requests.size >= this.#capacity) {
+      this.#needDrain = true;
+      return false;
+    }
+    return true;
+  }
+
+  #send(req: EngineRequest, opts: DispatchOptions, p: PackedRequest): void {
+    if (req.done) return;
+    let { flags, extra } = p;
+    // Diagnostics channels and NODE_DEBUG (core/diagnostics.ts): null unless someone listens.
+    const trace = observeRequest(this.#origin, opts, p.path, p.host, p.headers, p.body, p.stream !== null);
+    if (trace !== null) {
+      req.trace = trace;
+      flags |= RequestFlag.OBSERVE;
+      extra += trace.takeAddedHeaders();
+    }
+    const head = `${p.method}\0${p.path}\0host\0${p.host}\0${p.headers}${extra}`;
+    const headersTimeout = opts.headersTimeout ?? this.#headersTimeout;
+    const bodyTimeout = opts.bodyTimeout ?? this.#bodyTimeout;
+    req.start();
+    if (req.done) return;
+    if (p.stream === null) {
+      req.bodyComplete(p.body);
+      this.#hand(req, head, p.body, flags, headersTimeout, bodyTimeout, -1);
+      return;
+    }
+    void pumpBody(req, p.stream, (first) => {
+      if (first !== null) {
+        if (!this.#hand(req, head, null, flags, headersTimeout, bodyTimeout, p.contentLength ?? -1)) return false;
+        if (first !== undefined) req.writeBody(first);
+        return true;
+      }
+      // An empty source: a request without a body, framed as one.
+      if (p.contentLength !== null && p.contentLength !== 0) {
+        req.fail(new RequestContentLengthMismatchError());
+        return false;
+      }
+      const empty = emptyBodyFor(p.method);
+      req.bodyComplete(empty);
+      return this.#hand(req, head, empty, flags & ~RequestFlag.STREAM_BODY, headersTimeout, bodyTimeout, -1);
+    });
+  }
+
+  /** Hands a packed request to the engine; false (and the request failed) when the pool is gone. */
+  #hand(
+    req: EngineRequest,
+    head: string,
+    buf: Buffer | null,
+    flags: number,
+    headersTimeout: number,
+    bodyTimeout: number,
+    bodyLength: number,
+  ): boolean {
+    if (!this.#native.dispatch(req.id, head, buf, flags, headersTimeout, bodyTimeout, bodyLength)) {
+      req.fail(new ClientDestroyedError());
+      return false;
+    }
+    // A pause from onRequestStart came before the engine knew the request: pass it on now.
+    if (req.paused) req.syncPause();
+    scheduleFlush(this.#native);
+    return true;
+  }
+
+  requestDone(req: EngineRequest): void {
+    this.#requests.delete(req);
+    const size = this.#requests.size;
+    if (this.#needDrain && size < this.#capacity) {
+      this.#needDrain = false;
+      queueMicrotask(() => this.emit('drain', this.#origin, [this]));
+    }
+    if (size === 0 && this.#closeWaiters.length > 0) this.#finishClose();
+  }
+
+  #release(): void {
+    this.#released = true;
+    this.#native.destroy();
+    forgetPool(this.#native);
+    this.#bridge?.destroy();
+  }
+
+  #finishClose(): void {
+    this.markDestroyed();
+    if (!this.#released) this.#release();
+    const waiters = this.#closeWaiters;
+    this.#closeWaiters = [];
+    for (const w of waiters) w();
+  }
+
+  protected onClose(): Promise<void> {
+    return new Promise<void>((resolve) => {
+      this.#closeWaiters.push(resolve);
+      if (!this.#closing) {
+        this.#closing = true;
+        this.#native.close();
+      }
+      if (this.#requests.size === 0) queueMicrotask(() => this.#finishClose());
+    });
+  }
+
+  protected onDestroy(given: Error | null): Promise<void> {
+    const err = given ?? new ClientDestroyedError();
+    return new Promise<void>((resolve) => {
+      if (this.#released) return queueMicrotask(resolve);
+      this.#release();
+      const pending = [...this.#requests];
+      // Requests fail asynchronously (spec: destroy aborts pending and running requests asynchronously).
+      queueMicrotask(() => {
+        for (const r of pending) r.fail(err);
+        const waiters = this.#closeWaiters;
+        this.#closeWaiters = [];
+        for (const w of waiters) w();
+        resolve();
+      });
+    });
+  }
+}

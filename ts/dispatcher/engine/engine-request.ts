@@ -1,0 +1,181 @@
+// One request on the engine: routes its engine events to the user's handler and is the
+// controller handed to that handler (handler/controller.ts), passing pause / resume / abort on
+// to the engine. An upgraded request's events go to its socket instead (engine-socket.ts).
+import { closeRequest, control, openRequest, routeRequest } from '../../native/engine.js';
+import { engineError } from '../../native/error-codes.js';
+import type { RequestSink } from '../../native/events.js';
+import type { DispatchHandler, IncomingHeaders } from '../../core/types.js';
+import type { DiagnosticsRequest } from '../../core/diagnostics.js';
+import { RequestController } from '../../handler/controller.js';
+import { EngineSocket } from './engine-socket.js';
+
+export interface RequestOwner {
+  requestDone(req: EngineRequest): void;
+}
+
+const toBuffers = (raw: string[] | null): Buffer[] | null => (raw === null ? null : raw.map((s) => Buffer.from(s)));
+
+export class EngineRequest extends RequestController implements RequestSink {
+  readonly id: number;
+  #owner: RequestOwner;
+  #rawHeaders: string[] | null = null;
+  #rawTrailers: string[] | null = null;
+  /** The engine now routes this id's events to a socket: it closes the route itself. */
+  #tunnelled = false;
+  #drainWaiter: (() => void) | null = null;
+  /** Set when diagnostics channels / NODE_DEBUG watch this request (core/diagnostics.ts). */
+  trace: DiagnosticsRequest | null = null;
+  /** A buffered body, reported to onBodySent once the request is known to be sent. */
+  sentBody: Buffer | null = null;
+  /** The whole request is with the engine (buffered, or a streamed body's end). */
+  #bodyComplete = false;
+  #sentReported = false;
+  /** Called once when the request settles (the body pump releases its source); the error if it failed. */
+  onSettle: ((err: Error | null) => void) | null = null;
+
+  constructor(owner: RequestOwner, handler: DispatchHandler) {
+    super(handler);
+    this.#owner = owner;
+    this.id = openRequest(this);
+  }
+
+  get rawHeaders(): Buffer[] | null {
+    return toBuffers(this.#rawHeaders);
+  }
+  get rawTrailers(): Buffer[] | null {
+    return toBuffers(this.#rawTrailers);
+  }
+
+  protected override onAbort(): void {
+    control.abort(this.id);
+  }
+
+  protected override onPause(): void {
+    control.pause(this.id);
+  }
+
+  protected override onResume(): void {
+    control.resume(this.id);
+  }
+
+  /** Re-sends a pause the engine could not see yet (made before the request was dispatched). */
+  syncPause(): void {
+    if (this.paused && !this.done) control.pause(this.id);
+  }
+
+  protected override onFail(err: Error): void {
+    if (this.trace !== null) this.trace.error(err, this.aborted);
+  }
+
+  protected onSettled(err: Error | null): void {
+    if (!this.#tunnelled) closeRequest(this.id);
+    this.#owner.requestDone(this);
+    const waiter = this.#drainWaiter;
+    this.#drainWaiter = null;
+    waiter?.();
+    const onSettle = this.onSettle;
+    this.onSettle = null;
+    onSettle?.(err);
+  }
+
+  /** Streams a piece of the request body into the engine; false: await `drained()` first. */
+  writeBody(chunk: Buffer): boolean {
+    const ok = control.write(this.id, chunk);
+    if (this.trace !== null) this.trace.bodyChunk(chunk);
+    this.call(() => this.handler.onBodySent?.(chunk));
+    return ok;
+  }
+
+  endBody(): void {
+    this.#bodyComplete = true;
+    control.end(this.id);
+    if (this.trace !== null) this.trace.bodyEnded();
+  }
+
+  /** The request was handed over whole (no body, or a buffered one). */
+  bodyComplete(body: Buffer | null): void {
+    this.sentBody = body !== null && body.length > 0 ? body : null;
+    this.#bodyComplete = true;
+  }
+
+  /**
+   * A response has begun, so the request was sent: onBodySent (buffered bodies) and
+   * onRequestSent, once, then onResponseStarted for each response head. False: a hook threw.
+   */
+  #responseBegins(): boolean {
+    if (!this.#sentReported) {
+      this.#sentReported = true;
+      const body = this.sentBody;
+      this.sentBody = null;
+      if (body !== null && !this.call(() => this.handler.onBodySent?.(body))) return false;
+      if (this.#bodyComplete && !this.call(() => this.handler.onRequestSent?.())) return false;
+    }
+    return this.call(() => this.handler.onResponseStarted?.());
+  }
+
+  /** Resolves when the engine wants more body, or the request settled. */
+  drained(): Promise<void> {
+    return new Promise((resolve) => {
+      if (this.done) resolve();
+      else this.#drainWaiter = resolve;
+    });
+  }
+
+  onEngineBodyDrain(): void {
+    const waiter = this.#drainWaiter;
+    this.#drainWaiter = null;
+    waiter?.();
+  }
+
+  onEngineUpgrade(status: number, _reason: string, headers: IncomingHeaders, raw: string[], addrs: string): void {
+    if (this.done || !this.#responseBegins()) return;
+    this.#rawHeaders = raw;
+    const socket = new EngineSocket(this.id, addrs);
+    // The request is complete for its dispatcher; the engine routes the tunnel's bytes to the socket.
+    routeRequest(this.id, socket);
+    this.#tunnelled = true;
+    this.detach();
+    if (typeof this.handler.onRequestUpgrade !== 'function') {
+      socket.destroy();
+      return;
+    }
+    try {
+      this.handler.onRequestUpgrade(this, status, headers, socket);
+    } catch (err) {
+      socket.destroy(err as Error);
+    }
+  }
+
+  onEngineHead(status: number, reason: string, headers: IncomingHeaders, raw: string[]): void {
+    if (this.done || !this.#responseBegins()) return;
+    this.#rawHeaders = raw;
+    if (this.trace !== null && status >= 200) this.trace.responseHeaders(status, reason, raw);
+    this.call(() => this.handler.onResponseStart?.(this, status, headers, reason));
+  }
+
+  onEngineData(chunk: Buffer): void {
+    if (this.done) return;
+    if (this.trace !== null) this.trace.bodyChunkReceived(chunk);
+    this.call(() => this.handler.onResponseData?.(this, chunk));
+  }
+
+  onEngineEnd(trailers: IncomingHeaders, raw: string[]): void {
+    if (this.done) return;
+    this.#rawTrailers = raw;
+    if (this.trace !== null) this.trace.trailers(raw);
+    this.end(trailers);
+  }
+
+  onEngineError(code: number, errno: string, message: string): void {
+    this.fail(engineError(code, errno, message));
+  }
+
+  onEngineSent(addrs: string): void {
+    if (this.trace !== null && !this.done) this.trace.sent(addrs);
+  }
+
+  onEngineRetry(): void {
+    // Re-sent on a new connection after the one it was on failed before any response byte.
+    if (!this.done) this.start();
+  }
+}

@@ -1,0 +1,116 @@
+// Client and Pool options (undici's names), checked and turned into the engine pool's
+// configuration plus the few settings the JS side keeps (timeouts, busy capacity, connector).
+import type { PoolConfig } from '../../native/binding.js';
+import type { ConnectFunction, Connector } from '../../core/connector.js';
+import { InvalidArgumentError } from '../../core/errors.js';
+import { planConnector } from './connector-plan.js';
+import { h2PoolConfig, type H2Options } from './h2-options.js';
+import { tlsConfig } from './tls-options.js';
+
+export interface EngineDispatcherOptions {
+  socketPath?: string | null;
+  pipelining?: number;
+  /** false: a body whose length differs from its content-length header is sent with a warning. */
+  strictContentLength?: boolean;
+  keepAliveTimeout?: number;
+  keepAliveMaxTimeout?: number;
+  keepAliveTimeoutThreshold?: number;
+  headersTimeout?: number;
+  bodyTimeout?: number;
+  connectTimeout?: number | null;
+  maxHeaderSize?: number;
+  maxResponseSize?: number;
+  maxRequestsPerClient?: number;
+  // Also every tls.connect option, for https origins (tls-options.ts).
+  // A function (a custom connector, or buildConnector's result) makes the sockets (bridged-sockets.ts).
+  connect?: ({ timeout?: number | null; socketPath?: string | null } & Record<string, unknown>) | ConnectFunction | null;
+  /** Local address to connect from (served by Node's sockets). */
+  localAddress?: string | null;
+  tls?: Record<string, unknown> | null;
+  allowH2?: boolean | null;
+  maxCachedSessions?: number | null;
+  /** HTTP/2 session settings (h2-options.ts); the top-level names are undici's deprecated ones. */
+  h2Options?: H2Options | null;
+  maxConcurrentStreams?: number;
+  initialWindowSize?: number;
+  connectionWindowSize?: number;
+  pingInterval?: number;
+  useH2c?: boolean;
+}
+
+/** What an engine dispatcher runs with: the pool's configuration and what stays on this side. */
+export interface EngineSettings {
+  pool: PoolConfig;
+  headersTimeout: number;
+  bodyTimeout: number;
+  strictContentLength: boolean;
+  /** Requests in flight at which the dispatcher is busy (h1: connections × pipelining). */
+  capacity: number;
+  /** The same once a connection turns out to be an h2 session (connections × streams). */
+  h2Capacity: number;
+  /** Set when connections are Node sockets from this connector (bridged-sockets.ts). */
+  bridged: Connector | null;
+  localAddress: string | null;
+}
+
+const DEFAULT_TIMEOUT = 300e3;
+
+function optNumber(v: unknown, name: string, def: number, min = 0): number {
+  if (v == null) return def;
+  if (typeof v !== 'number' || !Number.isFinite(v) || v < min) {
+    throw new InvalidArgumentError(`invalid ${name}`);
+  }
+  return v;
+}
+
+/** Checks `opts` for a dispatcher of `connections` connections (0: no limit) to `origin`. */
+export function engineSettings(origin: URL, opts: EngineDispatcherOptions, connections: number): EngineSettings {
+  if (opts != null && typeof opts !== 'object') throw new InvalidArgumentError('invalid options');
+  // pipelining: 0 is undici's way to turn keep-alive off: one request per connection.
+  const noKeepAlive = opts.pipelining === 0;
+  const pipelining = noKeepAlive ? 1 : optNumber(opts.pipelining, 'pipelining', 1);
+  if (opts.strictContentLength != null && typeof opts.strictContentLength !== 'boolean') {
+    throw new InvalidArgumentError('invalid strictContentLength');
+  }
+  const headersTimeout = optNumber(opts.headersTimeout, 'headersTimeout', DEFAULT_TIMEOUT);
+  const bodyTimeout = optNumber(opts.bodyTimeout, 'bodyTimeout', DEFAULT_TIMEOUT);
+  // `base`: the options whose TLS / socket settings apply (none for a buildConnector result).
+  const { base, connect, bridged, engineTls } = planConnector(origin, opts as Record<string, unknown>);
+  const socketPath = base.socketPath ?? connect.socketPath ?? null;
+  if (socketPath != null && typeof socketPath !== 'string') throw new InvalidArgumentError('invalid socketPath');
+  const tls = origin.protocol === 'https:' && (bridged === null || engineTls === true) ? tlsConfig(base, connect) : undefined;
+  const connectTimeout = optNumber(base.connectTimeout ?? connect.timeout, 'connectTimeout', 10e3);
+  const localAddress = opts.localAddress ?? null;
+  if (localAddress !== null && typeof localAddress !== 'string') throw new InvalidArgumentError('invalid localAddress');
+  const maxResponseSize = opts.maxResponseSize == null ? -1 : optNumber(opts.maxResponseSize, 'maxResponseSize', -1, -1);
+  const h2 = h2PoolConfig(opts as Record<string, unknown>);
+  const pool: PoolConfig = {
+    host: origin.hostname,
+    port: Number(origin.port) || (origin.protocol === 'https:' ? 443 : 80),
+    socketPath: (socketPath as string | null) ?? undefined,
+    connections,
+    pipelining,
+    connectTimeout,
+    keepAliveTimeout: optNumber(opts.keepAliveTimeout, 'keepAliveTimeout', 4e3),
+    keepAliveMaxTimeout: optNumber(opts.keepAliveMaxTimeout, 'keepAliveMaxTimeout', 600e3, 1),
+    keepAliveTimeoutThreshold: optNumber(opts.keepAliveTimeoutThreshold, 'keepAliveTimeoutThreshold', 2e3),
+    maxHeaderSize: optNumber(opts.maxHeaderSize, 'maxHeaderSize', 16384, 1),
+    maxResponseSize,
+    maxRequestsPerClient: noKeepAlive ? 1 : optNumber(opts.maxRequestsPerClient, 'maxRequestsPerClient', 0),
+    tls,
+    bridged: bridged !== null,
+    // undici's connector turns TCP keep-alive on (60 s) unless `keepAlive: false`.
+    tcpKeepAlive: connect.keepAlive === false ? -1 : optNumber(connect.keepAliveInitialDelay, 'keepAliveInitialDelay', 60e3),
+    ...h2,
+  };
+  return {
+    pool,
+    headersTimeout,
+    bodyTimeout,
+    strictContentLength: opts.strictContentLength !== false,
+    capacity: connections === 0 ? Infinity : connections * Math.max(1, pipelining),
+    h2Capacity: connections === 0 ? Infinity : connections * h2.maxConcurrentStreams,
+    bridged,
+    localAddress: localAddress as string | null,
+  };
+}

@@ -1,0 +1,125 @@
+// The controller a dispatcher hands to a request's handler (undici's DispatchController), and the
+// rules every request driver follows when it calls that handler: a hook that throws aborts the
+// request with what it threw; the request settles once (completed, failed or aborted) and after
+// that nothing more reaches the handler; onResponseError is heard once and must not throw.
+// Engine requests (dispatcher/engine/engine-request.ts), mock replays (mock/mock-dispatch.ts) and
+// deduplicated callers (interceptor/deduplicate.ts) are all this controller; they add how pause / resume / abort reach what produces the response.
+import { RequestAbortedError } from '../core/errors.js';
+import type { DispatchController, DispatchHandler, IncomingHeaders } from '../core/types.js';
+
+export abstract class RequestController implements DispatchController {
+  readonly handler: DispatchHandler;
+  readonly context: object;
+  #paused = false;
+  #aborted = false;
+  #reason: Error | null = null;
+  /** Settled: completed, failed or aborted; nothing more reaches the handler. */
+  #done = false;
+
+  /** `context`: what onRequestStart receives (requests sharing one answer share it). */
+  constructor(handler: DispatchHandler, context: object = {}) {
+    this.handler = handler;
+    this.context = context;
+  }
+
+  get aborted(): boolean {
+    return this.#aborted;
+  }
+  get paused(): boolean {
+    return this.#paused;
+  }
+  get reason(): Error | null {
+    return this.#reason;
+  }
+  get done(): boolean {
+    return this.#done;
+  }
+  abstract get rawHeaders(): Buffer[] | null;
+  abstract get rawTrailers(): Buffer[] | null;
+
+  abort(reason: Error): void {
+    if (this.#done) return;
+    this.#aborted = true;
+    this.#reason = reason ?? new RequestAbortedError();
+    this.onAbort();
+    this.fail(this.#reason);
+  }
+
+  pause(): void {
+    if (this.#paused || this.#done) return;
+    this.#paused = true;
+    this.onPause();
+  }
+
+  resume(): void {
+    if (!this.#paused) return;
+    this.#paused = false;
+    if (!this.#done) this.onResume();
+  }
+
+  /** Runs onRequestStart; a throw aborts the request with that error. */
+  start(): void {
+    this.call(() => this.handler.onRequestStart?.(this, this.context));
+  }
+
+  /** Settles with an error (destroy, abort, a failure underneath); the handler hears it once. */
+  fail(err: Error): void {
+    if (this.#done) return;
+    this.onFail(err);
+    this.#settle(err);
+    this.report(err);
+  }
+
+  /** The response is complete: settles, then onResponseEnd. */
+  protected end(trailers: IncomingHeaders): void {
+    this.#settle(null);
+    try {
+      this.handler.onResponseEnd?.(this, trailers);
+    } catch (err) {
+      // The response is complete; the handler's error callback is the only place left to report.
+      this.report(err as Error);
+    }
+  }
+
+  /** Settles without a word to the handler (the request became a tunnel its handler now owns). */
+  protected detach(): void {
+    this.#settle(null);
+  }
+
+  #settle(err: Error | null): void {
+    this.#done = true;
+    this.onSettled(err);
+  }
+
+  /** Runs a handler hook; a throw aborts the request with it (undici's rule). False: it threw. */
+  protected call(fn: () => void): boolean {
+    try {
+      fn();
+      return true;
+    } catch (err) {
+      this.abort(err as Error);
+      return false;
+    }
+  }
+
+  protected report(err: Error): void {
+    try {
+      this.handler.onResponseError?.(this, err);
+    } catch (thrown) {
+      // onResponseError must not throw; surface it rather than corrupt our state.
+      process.nextTick(() => {
+        throw thrown;
+      });
+    }
+  }
+
+  /** The request settled (done is now true); `err` when it failed. */
+  protected abstract onSettled(err: Error | null): void;
+  /** Before a failure settles the request (diagnostics hear it here). */
+  protected onFail(_err: Error): void {}
+  /** An abort, before the failure it causes is reported. */
+  protected onAbort(): void {}
+  protected onPause(): void {}
+  /** A resume while the request is still live. */
+  protected onResume(): void {}
+}
