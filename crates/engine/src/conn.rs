@@ -17,7 +17,8 @@ use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
-use tokio::time::{Instant, Sleep};
+use crate::driver::Timer;
+use tokio::time::Instant;
 
 const READ_CHUNK: usize = 64 * 1024;
 /// Rounds of read/write work per poll before yielding to other connections.
@@ -177,7 +178,7 @@ struct Conn {
     undecoded: bool,
     served: u64,
     keep_alive: Duration,
-    timer: Pin<Box<Sleep>>,
+    timer: Timer,
     armed: Instant,
     /// When the front request was fully written, or its last body chunk arrived, or idle began.
     mark: Instant,
@@ -213,7 +214,7 @@ impl Conn {
             no_reuse: false,
             undecoded: false,
             served: 0,
-            timer: Box::pin(tokio::time::sleep_until(armed)),
+            timer: Timer::at(armed),
             armed,
             mark: Instant::now(),
             streaming: None,

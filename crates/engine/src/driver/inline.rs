@@ -1,0 +1,81 @@
+//! The inline driver's side in the engine: a current-thread runtime that whoever owns the JS
+//! event loop ticks (runs every ready task, then polls the reactor and the timer wheel once,
+//! without blocking), and what that owner needs to know after each tick.
+use super::task::{enter, DriverCtx};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use tokio::runtime::{Builder, Handle, Runtime};
+use tokio::time::Instant;
+
+/// Most `yield`s one tick makes while tasks keep waking each other; past it the owner ticks again
+/// from its event loop, so a busy engine cannot starve JS.
+const MAX_ROUNDS: usize = 16;
+
+pub struct Inline {
+    rt: Option<Runtime>,
+    ctx: Arc<DriverCtx>,
+    ticking: AtomicBool,
+}
+
+impl Inline {
+    pub(crate) fn new() -> std::io::Result<Inline> {
+        let rt = Builder::new_current_thread().enable_all().build()?;
+        Ok(Inline { rt: Some(rt), ctx: Arc::default(), ticking: AtomicBool::new(false) })
+    }
+
+    pub(crate) fn handle(&self) -> Handle {
+        self.rt.as_ref().expect("runtime").handle().clone()
+    }
+
+    pub(crate) fn ctx(&self) -> &Arc<DriverCtx> {
+        &self.ctx
+    }
+
+    /// Runs what is ready without blocking. Returns true when work is left over (tasks woken and
+    /// not yet polled): the caller ticks again soon instead of waiting for the reactor, whose
+    /// readiness for them was already consumed. A nested call (never expected) does nothing.
+    pub fn tick(&self) -> bool {
+        if self.ticking.swap(true, Ordering::AcqRel) {
+            return true;
+        }
+        let Some(rt) = &self.rt else { return false };
+        {
+            let _current = enter(&self.ctx);
+            let ctx = &self.ctx;
+            // Each `yield_now` lets the runtime run its queue dry, then poll the reactor and the
+            // timers with a zero timeout before it resumes this future.
+            rt.block_on(async {
+                for _ in 0..MAX_ROUNDS {
+                    tokio::task::yield_now().await;
+                    if !ctx.has_pending() {
+                        break;
+                    }
+                }
+            });
+        }
+        self.ticking.store(false, Ordering::Release);
+        self.ctx.has_pending()
+    }
+
+    /// The earliest deadline a task waits on (the owner arms its loop timer for it).
+    pub fn next_deadline(&self) -> Option<Instant> {
+        self.ctx.next_deadline()
+    }
+
+    /// Wakes the runtime from outside, as another thread would: the reactor's descriptor turns
+    /// readable until the next tick (used to verify which descriptor is the reactor's).
+    pub fn wake_from_outside(&self) {
+        if let Some(rt) = &self.rt {
+            rt.spawn(async {});
+        }
+    }
+}
+
+impl Drop for Inline {
+    fn drop(&mut self) {
+        // Connection tasks still alive are dropped here, closing their sockets.
+        if let Some(rt) = self.rt.take() {
+            rt.shutdown_background();
+        }
+    }
+}
