@@ -1,7 +1,7 @@
 // What Client and Pool share: one origin served by one engine pool. Validates and packs each
 // request, hands it to the engine in one synchronous call, and keeps the busy / drain, close and
 // destroy bookkeeping of the Dispatcher interface.
-import { bridge, createPool, forgetPool, scheduleFlush } from '../native/engine.js';
+import { bridge, createPool, engineKind, forgetPool, scheduleFlush, type EngineKind } from '../native/engine.js';
 import { h2PoolConfig, type H2Options } from './h2-options.js';
 import type { NativePool } from '../native/binding.js';
 import type { PoolSink } from '../native/events.js';
@@ -54,6 +54,11 @@ export interface EngineDispatcherOptions {
   connectionWindowSize?: number;
   pingInterval?: number;
   useH2c?: boolean;
+  /**
+   * How the engine is driven (docs/performance.md): `'inline'` on this thread's event loop,
+   * `'threaded'` on a thread of its own. Default: `FERRO_ENGINE`, else chosen for the machine.
+   */
+  engine?: 'inline' | 'threaded';
 }
 
 // Request flags understood by the engine (crates/engine/src/request.rs).
@@ -81,6 +86,8 @@ function optNumber(v: unknown, name: string, def: number, min = 0): number {
 
 export class EngineDispatcher extends Dispatcher implements PoolSink, RequestOwner {
   readonly #origin: URL;
+  /** The engine driver this dispatcher's requests run on. */
+  readonly engine: EngineKind;
   readonly #host: string;
   readonly #native: NativePool;
   #capacity: number;
@@ -104,6 +111,7 @@ export class EngineDispatcher extends Dispatcher implements PoolSink, RequestOwn
     super();
     if (opts != null && typeof opts !== 'object') throw new InvalidArgumentError('invalid options');
     this.#origin = parseOrigin(url);
+    this.engine = engineKind(opts.engine);
     this.#host = this.#origin.host;
     // pipelining: 0 is undici's way to turn keep-alive off: one request per connection.
     const noKeepAlive = opts.pipelining === 0;
@@ -148,6 +156,7 @@ export class EngineDispatcher extends Dispatcher implements PoolSink, RequestOwn
         ...h2,
       },
       this,
+      this.engine,
     ));
   }
 
@@ -400,5 +409,5 @@ export class EngineDispatcher extends Dispatcher implements PoolSink, RequestOwn
 
 /** BRIDGE_OPEN for a pool that has no connector: cannot happen; fail it rather than hang. */
 function bridgeFail(id: number): void {
-  bridge.fail(id, 11, '', 'no connector for a bridged connection');
+  bridge.current().fail(id, 11, '', 'no connector for a bridged connection');
 }

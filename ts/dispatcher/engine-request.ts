@@ -1,6 +1,6 @@
 // One request on the engine: routes its engine events to the user's handler and is the
 // controller handed to that handler (abort / pause / resume / raw headers).
-import { closeRequest, control, openRequest } from '../native/engine.js';
+import { closeRequest, control, openRequest, type EngineKind } from '../native/engine.js';
 import { engineError } from '../native/error-codes.js';
 import type { RequestSink } from '../native/events.js';
 import { EngineSocket } from './engine-socket.js';
@@ -9,6 +9,8 @@ import type { DiagnosticsRequest } from '../core/diagnostics.js';
 
 export interface RequestOwner {
   requestDone(req: EngineRequest): void;
+  /** The engine driver the request runs on. */
+  readonly engine: EngineKind;
 }
 
 const toBuffers = (raw: string[] | null): Buffer[] | null => (raw === null ? null : raw.map((s) => Buffer.from(s)));
@@ -41,7 +43,7 @@ export class EngineRequest implements RequestSink, DispatchController {
   constructor(owner: RequestOwner, handler: DispatchHandler) {
     this.#owner = owner;
     this.handler = handler;
-    this.id = openRequest(this);
+    this.id = openRequest(this, owner.engine);
   }
 
   get aborted(): boolean {
