@@ -36,25 +36,40 @@ impl Inline {
     /// readiness for them was already consumed. A nested call (never expected) does nothing.
     pub fn tick(&self) -> bool {
         if self.ticking.swap(true, Ordering::AcqRel) {
-            return true;
+            return false;
         }
+        // Cleared however the tick ends (a panic caught further up must not stop all ticks).
+        struct Done<'a>(&'a AtomicBool);
+        impl Drop for Done<'_> {
+            fn drop(&mut self) {
+                self.0.store(false, Ordering::Release);
+            }
+        }
+        let _done = Done(&self.ticking);
         let Some(rt) = &self.rt else { return false };
+        let ctx = &self.ctx;
+        let mut stale = false;
         {
-            let _current = enter(&self.ctx);
-            let ctx = &self.ctx;
+            let _current = enter(ctx);
             // Each `yield_now` lets the runtime run its queue dry, then poll the reactor and the
             // timers with a zero timeout before it resumes this future.
             rt.block_on(async {
                 for _ in 0..MAX_ROUNDS {
+                    let (woken, before) = (ctx.has_pending(), ctx.polls());
                     tokio::task::yield_now().await;
                     if !ctx.has_pending() {
+                        break;
+                    }
+                    // Woken tasks are polled in the round that follows their wake; none was:
+                    // the count is stale and must not turn into a busy loop.
+                    if woken && ctx.polls() == before {
+                        stale = true;
                         break;
                     }
                 }
             });
         }
-        self.ticking.store(false, Ordering::Release);
-        self.ctx.has_pending()
+        ctx.has_pending() && !stale
     }
 
     /// The earliest deadline a task waits on (the owner arms its loop timer for it).

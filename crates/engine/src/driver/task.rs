@@ -6,7 +6,7 @@ use std::cell::RefCell;
 use std::collections::BTreeSet;
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicIsize, AtomicU64, AtomicU8, Ordering};
 use std::sync::Arc;
 use std::task::{Context, Poll, Wake, Waker};
 use tokio::time::Instant;
@@ -14,11 +14,14 @@ use tokio::time::Instant;
 /// State one inline runtime shares with its tasks and timers.
 #[derive(Default)]
 pub struct DriverCtx {
-    /// Tasks woken and not polled since.
-    pub(crate) pending: AtomicUsize,
+    /// Tasks woken and not polled since (signed: a wake counts itself before it marks its task).
+    pub(crate) pending: AtomicIsize,
     /// Deadlines tasks are waiting on right now, with a unique id each.
     pub(crate) timers: Mutex<BTreeSet<(Instant, u64)>>,
     pub(crate) next_timer: AtomicU64,
+    /// Task polls so far: a round that polled nothing has nothing left over, whatever `pending`
+    /// says (a stale count must never turn into a busy loop).
+    pub(crate) polls: AtomicU64,
 }
 
 impl DriverCtx {
@@ -29,6 +32,9 @@ impl DriverCtx {
     /// True while some task is woken and not yet polled.
     pub fn has_pending(&self) -> bool {
         self.pending.load(Ordering::Acquire) > 0
+    }
+    pub(crate) fn polls(&self) -> u64 {
+        self.polls.load(Ordering::Relaxed)
     }
 }
 
@@ -66,8 +72,13 @@ pub struct Tracked<F> {
     wake: Option<(Arc<TaskWake>, Waker)>,
 }
 
+const IDLE: u8 = 0;
+const WOKEN: u8 = 1;
+/// The task's future is gone: later wakes (a timer or socket outliving it) count nothing.
+const DONE: u8 = 2;
+
 pub(crate) struct TaskWake {
-    woken: AtomicBool,
+    state: AtomicU8,
     ctx: Arc<DriverCtx>,
     /// The runtime's own waker for the task, refreshed on each poll.
     inner: Mutex<Option<Waker>>,
@@ -78,8 +89,9 @@ impl Wake for TaskWake {
         self.wake_by_ref();
     }
     fn wake_by_ref(self: &Arc<Self>) {
-        if !self.woken.swap(true, Ordering::AcqRel) {
-            self.ctx.pending.fetch_add(1, Ordering::AcqRel);
+        self.ctx.pending.fetch_add(1, Ordering::AcqRel);
+        if self.state.compare_exchange(IDLE, WOKEN, Ordering::AcqRel, Ordering::Acquire).is_err() {
+            self.ctx.pending.fetch_sub(1, Ordering::AcqRel);
         }
         if let Some(w) = self.inner.lock().as_ref() {
             w.wake_by_ref();
@@ -90,7 +102,7 @@ impl Wake for TaskWake {
 impl<F> Tracked<F> {
     pub(crate) fn new(ctx: Option<&Arc<DriverCtx>>, fut: F) -> Self {
         let wake = ctx.map(|ctx| {
-            let w = Arc::new(TaskWake { woken: AtomicBool::new(false), ctx: ctx.clone(), inner: Mutex::new(None) });
+            let w = Arc::new(TaskWake { state: AtomicU8::new(IDLE), ctx: ctx.clone(), inner: Mutex::new(None) });
             (w.clone(), Waker::from(w))
         });
         Tracked { fut, wake }
@@ -106,7 +118,8 @@ impl<F: Future> Future for Tracked<F> {
         let Some((state, waker)) = &this.wake else {
             return fut.poll(cx);
         };
-        if state.woken.swap(false, Ordering::AcqRel) {
+        state.ctx.polls.fetch_add(1, Ordering::Relaxed);
+        if state.state.compare_exchange(WOKEN, IDLE, Ordering::AcqRel, Ordering::Acquire).is_ok() {
             state.ctx.pending.fetch_sub(1, Ordering::AcqRel);
         }
         {
@@ -122,9 +135,11 @@ impl<F: Future> Future for Tracked<F> {
 impl<F> Drop for Tracked<F> {
     fn drop(&mut self) {
         if let Some((state, _)) = &self.wake {
-            if state.woken.swap(false, Ordering::AcqRel) {
+            if state.state.swap(DONE, Ordering::AcqRel) == WOKEN {
                 state.ctx.pending.fetch_sub(1, Ordering::AcqRel);
             }
+            // The runtime's waker would keep the finished task alive until a late wake.
+            state.inner.lock().take();
         }
     }
 }
