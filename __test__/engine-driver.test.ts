@@ -30,6 +30,11 @@ describe('engine option', () => {
     expect(() => engineKind('fast')).toThrow("engine must be 'inline' or 'threaded'");
   });
 
+  it('reaches the pools an Agent makes', async () => {
+    const agent = cleanup.track(new Agent({ engine: 'fast' as 'inline' }));
+    await expect(agent.request({ origin: 'http://127.0.0.1:1', path: '/', method: 'GET' })).rejects.toThrow(errors.InvalidArgumentError);
+  });
+
   it('takes FERRO_ENGINE when no option is given', () => {
     const before = process.env.FERRO_ENGINE;
     try {
