@@ -10,7 +10,9 @@
 //   --warmup=N               warm-up seconds per turn        (env BENCH_WARMUP, default 1)
 //   --rounds=N               rounds per scenario             (env BENCH_ROUNDS, default 2)
 //   --latency-requests=N     timed requests, latency mode    (env BENCH_LATENCY_REQUESTS, default 3000)
-//   --contenders=a,b         subset of contenders            (env BENCH_CONTENDERS; ferro-bridged and
+//   --contenders=a,b         subset of contenders            (env BENCH_CONTENDERS; ferro-bridged,
+//                            ferro-inline-* / ferro-threaded-* (request or dispatch on that engine
+//                            driver, whatever FERRO_ENGINE says) and
 //                                                            the *-interceptors pair are opt-in)
 //   --scenarios=a,b          subset of small,64k,https,h2,h2-64k,new-connections,
 //                            new-connections-no-resume,cache,latency,memory
@@ -47,8 +49,12 @@ const FETCH_CONTENDERS = ['ferro-fetch', 'undici-fetch'];
 // ferro-bridged: ferro's request API over Node sockets from a custom connector (the bridged transport).
 const WEBSOCKET_CONTENDERS = ['ferro-websocket', 'undici-websocket'];
 // ferro-interceptors / undici-interceptors: request() through composed retry + redirect interceptors.
+// ferro-inline-request etc.: a ferro contender with FERRO_ENGINE set for its process.
+const DRIVER_CONTENDERS = ['inline', 'threaded'].flatMap((d) => [`ferro-${d}-request`, `ferro-${d}-dispatch`]);
+const driverOf = (c) => /^ferro-(inline|threaded)-/.exec(c)?.[1] ?? null;
 const ALL_CONTENDERS = [
   ...DEFAULT_CONTENDERS,
+  ...DRIVER_CONTENDERS,
   'ferro-bridged',
   'ferro-interceptors',
   'undici-interceptors',
@@ -56,6 +62,10 @@ const ALL_CONTENDERS = [
 ];
 // Each contender is compared with undici's same API.
 const BASELINE = {
+  'ferro-inline-request': 'undici-request',
+  'ferro-inline-dispatch': 'undici-dispatch',
+  'ferro-threaded-request': 'undici-request',
+  'ferro-threaded-dispatch': 'undici-dispatch',
   'ferro-request': 'undici-request',
   'ferro-dispatch': 'undici-dispatch',
   'undici-request': 'undici-request',
@@ -326,6 +336,7 @@ function startServer() {
 function runTurn(server, cfg, timeoutMs) {
   return new Promise((resolve) => {
     const child = forkNode(path.join(BENCH_DIR, 'client.mjs'), [JSON.stringify(cfg)], opt.clientCpus, {
+      env: cfg.driver === null ? process.env : { ...process.env, FERRO_ENGINE: cfg.driver },
       execArgv: [],
       stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
     });
@@ -510,7 +521,8 @@ async function main() {
       const order = [...contenders.slice(k), ...contenders.slice(0, k)];
       for (const contender of order) {
         const cfg = {
-          contender,
+          contender: driverOf(contender) === null ? contender : contender.replace(/-(inline|threaded)-/, '-'),
+          driver: driverOf(contender),
           origin: sc.h2 ? h2Origin : sc.secure ? secureOrigin : sc.host ? origin.replace('127.0.0.1', sc.host) : origin,
           h2: sc.h2 === true,
           agent: sc.agent === true,

@@ -48,9 +48,14 @@ pub struct PoolConfig {
 
 #[napi]
 pub struct NativeEngine {
-    engine: Engine,
+    engine: Arc<Engine>,
     queue: Arc<Queue>,
     next_pool: u32,
+    /// The JS thread drives this engine (see src/inline.rs).
+    #[cfg(target_os = "linux")]
+    inline: Option<crate::inline::InlineLoop>,
+    /// Why an inline engine was asked for and a threaded one made.
+    fallback: Option<String>,
 }
 
 fn ms(v: u32) -> Option<Duration> {
@@ -59,13 +64,62 @@ fn ms(v: u32) -> Option<Duration> {
 
 #[napi]
 impl NativeEngine {
-    /// `onEvents(batch: Buffer)` is called on the JS thread with packed events.
+    /// `onEvents(batch: Buffer)` is called on the JS thread with packed events. `inline`: drive
+    /// the engine from this thread's event loop instead of a thread of its own, where supported
+    /// (see `driver` / `fallback` for what was made).
     #[napi(constructor, catch_unwind)]
-    pub fn new(env: Env, on_events: Function<'_>, workers: Option<u32>) -> Result<Self> {
+    pub fn new(env: Env, on_events: Function<'_>, workers: Option<u32>, inline: Option<bool>) -> Result<Self> {
         let queue = Queue::new(env.raw(), on_events.raw())?;
+        let mut fallback = None;
+        if inline == Some(true) {
+            #[cfg(target_os = "linux")]
+            match crate::inline::InlineLoop::start(env.raw(), &queue, on_events.raw()) {
+                Ok((engine, driver)) => {
+                    return Ok(NativeEngine { engine, queue, next_pool: 1, inline: Some(driver), fallback });
+                }
+                Err(why) => fallback = Some(why),
+            }
+            #[cfg(not(target_os = "linux"))]
+            {
+                fallback = Some("the inline engine needs Linux's epoll".to_owned());
+            }
+        }
         let engine = Engine::new(workers.unwrap_or(1).max(1) as usize, queue.clone())
             .map_err(|e| Error::from_reason(format!("ferro: cannot start the engine: {e}")))?;
-        Ok(NativeEngine { engine, queue, next_pool: 1 })
+        Ok(NativeEngine {
+            engine: Arc::new(engine),
+            queue,
+            next_pool: 1,
+            #[cfg(target_os = "linux")]
+            inline: None,
+            fallback,
+        })
+    }
+
+    /// "inline" or "threaded": how this engine is driven.
+    #[napi(getter)]
+    pub fn driver(&self) -> &'static str {
+        #[cfg(target_os = "linux")]
+        if self.inline.is_some() {
+            return "inline";
+        }
+        "threaded"
+    }
+
+    /// Why an inline engine was asked for and not made (absent otherwise).
+    #[napi(getter)]
+    pub fn fallback(&self) -> Option<String> {
+        self.fallback.clone()
+    }
+
+    /// Inline engines: runs what is ready now (requests just flushed go out in this JS turn).
+    /// Events it produces are delivered on a later turn, never from inside this call.
+    #[napi(catch_unwind)]
+    pub fn tick(&self) {
+        #[cfg(target_os = "linux")]
+        if let Some(i) = &self.inline {
+            i.tick_from_js();
+        }
     }
 
     #[napi(catch_unwind)]
@@ -114,12 +168,21 @@ impl NativeEngine {
     /// Keeps the process alive (requests in flight) or lets it exit (idle).
     #[napi(js_name = "ref", catch_unwind)]
     pub fn ref_(&self, env: Env) -> Result<()> {
-        self.queue.set_ref(env.raw(), true)
+        self.set_ref(env, true)
     }
 
     #[napi(catch_unwind)]
     pub fn unref(&self, env: Env) -> Result<()> {
-        self.queue.set_ref(env.raw(), false)
+        self.set_ref(env, false)
+    }
+
+    fn set_ref(&self, env: Env, on: bool) -> Result<()> {
+        #[cfg(target_os = "linux")]
+        if let Some(i) = &self.inline {
+            i.set_ref(on);
+            return Ok(());
+        }
+        self.queue.set_ref(env.raw(), on)
     }
 
     /// Events queued but not yet delivered (lets JS settle synchronously, e.g. before close).
@@ -205,6 +268,10 @@ impl NativeEngine {
     #[napi(catch_unwind)]
     pub fn close(&self) {
         self.queue.close();
+        #[cfg(target_os = "linux")]
+        if let Some(i) = &self.inline {
+            i.close();
+        }
     }
 }
 

@@ -5,6 +5,8 @@
 mod binding;
 mod decoder;
 mod dns;
+#[cfg(target_os = "linux")]
+mod inline;
 mod queue;
 mod tls_config;
 mod websocket;

@@ -7,6 +7,7 @@ use napi::sys;
 use parking_lot::Mutex;
 use std::ffi::c_void;
 use std::ptr;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::task::Waker;
 
@@ -24,6 +25,9 @@ struct Inner {
 
 pub struct Queue {
     inner: Mutex<Inner>,
+    /// The JS thread drives the engine (src/inline.rs) and takes the queue after each tick, so
+    /// the engine's signals are not needed.
+    inline: AtomicBool,
 }
 
 const BATCH_CAPACITY: usize = 16 * 1024;
@@ -40,13 +44,8 @@ impl EventSink for Queue {
     }
 
     fn signal(&self) {
-        let g = self.inner.lock();
-        if g.buf.is_empty() {
-            return; // JS already took it (a synchronous drain)
-        }
-        if let Some(t) = &g.tsfn {
-            // Non-blocking on an unbounded queue: never waits; fails only while closing.
-            unsafe { sys::napi_call_threadsafe_function(t.0, ptr::null_mut(), sys::ThreadsafeFunctionCallMode::nonblocking) };
+        if !self.inline.load(Ordering::Relaxed) {
+            self.hop();
         }
     }
 
@@ -63,10 +62,43 @@ impl EventSink for Queue {
 }
 
 impl Queue {
+    /// Has JS take the queue on a later turn of its event loop (through the threadsafe function).
+    pub fn hop(&self) {
+        let g = self.inner.lock();
+        if g.buf.is_empty() {
+            return; // JS already took it (a synchronous drain)
+        }
+        if let Some(t) = &g.tsfn {
+            // Non-blocking on an unbounded queue: never waits; fails only while closing.
+            unsafe { sys::napi_call_threadsafe_function(t.0, ptr::null_mut(), sys::ThreadsafeFunctionCallMode::nonblocking) };
+        }
+    }
+
+    /// The engine is driven inline from now on (see `inline`).
+    pub fn set_inline(&self) {
+        self.inline.store(true, Ordering::Relaxed);
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.inner.lock().buf.is_empty()
+    }
+
+    /// Everything queued, as one JS Buffer (external: no copy); None when nothing is queued.
+    ///
+    /// # Safety
+    /// On the JS thread, inside a handle scope of `env`.
+    pub unsafe fn take_value(&self, env: sys::napi_env) -> Option<sys::napi_value> {
+        let batch = self.take();
+        if batch.is_empty() {
+            return None;
+        }
+        unsafe { Buffer::to_napi_value(env, Buffer::from(batch)) }.ok()
+    }
+
     /// Creates the queue and its threadsafe function around `callback` (called with one Buffer).
     /// The function starts unref'd: it keeps the process alive only while requests are in flight.
     pub fn new(env: sys::napi_env, callback: sys::napi_value) -> napi::Result<Arc<Queue>> {
-        let queue = Arc::new(Queue { inner: Mutex::new(Inner { buf: Vec::with_capacity(BATCH_CAPACITY), tsfn: None, blocked: Vec::new() }) });
+        let queue = Arc::new(Queue { inner: Mutex::new(Inner { buf: Vec::with_capacity(BATCH_CAPACITY), tsfn: None, blocked: Vec::new() }), inline: AtomicBool::new(false) });
         let mut name = ptr::null_mut();
         let label = "ferro.events";
         check(unsafe { sys::napi_create_string_utf8(env, label.as_ptr().cast(), label.len() as isize, &mut name) })?;
@@ -144,12 +176,7 @@ unsafe extern "C" fn call_js(env: sys::napi_env, js_cb: sys::napi_value, ctx: *m
         return; // environment tearing down
     }
     let queue = unsafe { &*(ctx as *const Queue) };
-    let batch = queue.take();
-    if batch.is_empty() {
-        return;
-    }
-    // External buffer: the batch moves to JS without a copy.
-    let Ok(buf) = (unsafe { Buffer::to_napi_value(env, Buffer::from(batch)) }) else {
+    let Some(buf) = (unsafe { queue.take_value(env) }) else {
         return;
     };
     let mut undefined = ptr::null_mut();

@@ -18,6 +18,8 @@ function logger(flag: string): DebugLogger | null {
 }
 
 const lib = logger('lib');
+/** LIB lines about the library itself (which engine driver runs, say); null when off. */
+export const libDebug = lib;
 const fetch = logger('fetch');
 /** WEBSOCKET lines (the WebSocket module prints its own through this; null when off). */
 export const websocketDebug = logger('websocket');

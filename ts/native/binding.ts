@@ -88,6 +88,12 @@ export interface NativeEngine {
   /** Live requests and connection tasks in the engine (leak checks). */
   counts(): { requests: number; connections: number };
   close(): void;
+  /** How the engine is driven: its own thread, or this thread's event loop (issue 20). */
+  readonly driver: 'inline' | 'threaded';
+  /** Why an inline engine was asked for and a threaded one made. */
+  readonly fallback: string | null;
+  /** Inline engines: runs what is ready now; its events arrive on a later turn. */
+  tick(): void;
 }
 
 /** One body's content decoder (src/decoder.rs); each call returns at most 64 KiB, null: none ready. */
@@ -108,7 +114,7 @@ export interface NativeResolver {
 
 export interface NativeBinding {
   NativeResolver: new (onResults: (batch: Buffer) => void) => NativeResolver;
-  NativeEngine: new (onEvents: (batch: Buffer) => void, workers?: number) => NativeEngine;
+  NativeEngine: new (onEvents: (batch: Buffer) => void, workers?: number, inline?: boolean) => NativeEngine;
   /** Null when the body passes as it is; throws (code DECODE_TOO_MANY_CODINGS) on a hostile list. */
   createDecoder(contentEncoding: string, maxSize: number, lenient: boolean): NativeDecoder | null;
   /** True in debug builds, which carry test-only hooks (see `src/binding.rs`). */

@@ -1,51 +1,117 @@
-// The one engine of this JS environment (each worker thread gets its own): owns the native
-// engine, the id → request and id → pool tables that events are routed through, and keeps the
-// process alive exactly while requests are in flight.
+// The engines of this JS environment (each worker thread gets its own): at most one of each
+// driver kind (issue 20: `inline` runs the engine on this thread's event loop, `threaded` on a
+// thread of its own), made on first use. Owns the id → request and id → pool tables events are
+// routed through, and keeps the process alive exactly while requests are in flight.
 import { binding, type NativeEngine, type NativePool, type PoolConfig } from './binding.js';
 import { decodeBatch, type BridgeSink, type PoolSink, type RequestSink } from './events.js';
 import { forgetObservation } from '../core/diagnostics.js';
+import { libDebug } from '../core/debug.js';
+import { InvalidArgumentError } from '../core/errors.js';
+
+export type EngineKind = 'inline' | 'threaded';
+
+interface Entry {
+  readonly native: NativeEngine;
+  /** Bridge ids are the engine's own, so each engine routes its bridged sockets. */
+  readonly bridges: Map<number, BridgeSink>;
+  /** Requests open on this engine; referenced (keeps the process alive) while any is. */
+  open: number;
+  calls?: BridgeCalls;
+}
 
 const requests = new Map<number, RequestSink>();
 const pools = new Map<number, PoolSink>();
-const bridges = new Map<number, BridgeSink>();
-let native: NativeEngine | null = null;
+const engines = new Map<EngineKind, Entry>();
+/** The first engine made: requests default to it, only the others' are listed in `owners`. */
+let primary: Entry | null = null;
+const owners = new Map<number, Entry>();
+/** Pools of an inline engine: flushing them ticks it. */
+const inlinePools = new Set<NativePool>();
 let nextId = 1;
-let referenced = false;
+/** The engine whose events are being delivered. */
+let delivering: Entry | null = null;
 
-function onEvents(batch: Buffer): void {
-  decodeBatch(batch, requests, pools, bridges);
-}
-
-function engine(): NativeEngine {
-  if (native === null) {
-    const workers = Number(process.env.FERRO_ENGINE_THREADS ?? 1) || 1;
-    native = new binding.NativeEngine(onEvents, workers);
+/** The driver asked for: the option, else `FERRO_ENGINE`, else the measured default. */
+export function engineKind(option?: unknown): EngineKind {
+  if (option !== undefined && option !== null) {
+    if (option !== 'inline' && option !== 'threaded') throw new InvalidArgumentError("engine must be 'inline' or 'threaded'");
+    return option;
   }
-  return native;
+  const env = process.env.FERRO_ENGINE;
+  if (env === 'inline' || env === 'threaded') return env;
+  // docs/performance.md ("The inline driver"): threaded until a quiet-machine bench shows inline's
+  // lower CPU per request turning into more requests per second where cores are few.
+  return 'threaded';
 }
 
-export function createPool(cfg: PoolConfig, sink: PoolSink): NativePool {
-  const pool = engine().createPool(cfg);
+function entry(kind: EngineKind): Entry {
+  let e = engines.get(kind);
+  if (e === undefined) {
+    const workers = Number(process.env.FERRO_ENGINE_THREADS ?? 1) || 1;
+    const bridges = new Map<number, BridgeSink>();
+    const onEvents = (batch: Buffer): void => {
+      delivering = self;
+      try {
+        decodeBatch(batch, requests, pools, bridges);
+      } finally {
+        delivering = null;
+      }
+    };
+    const native = new binding.NativeEngine(onEvents, workers, kind === 'inline');
+    if (native.fallback !== null) libDebug?.(`inline engine unavailable, using the threaded one: ${native.fallback}`);
+    const self: Entry = { native, bridges, open: 0 };
+    e = self;
+    // A fallback shares the threaded engine rather than starting a second one.
+    const same = engines.get(native.driver);
+    if (same !== undefined) {
+      native.close();
+      e = same;
+    }
+    engines.set(kind, e);
+    engines.set(native.driver, e);
+    primary ??= e;
+  }
+  return e;
+}
+
+const entryOf = (id: number): Entry | undefined => owners.get(id) ?? primary ?? undefined;
+
+/** The engine driver actually running for `kind` (an inline request may fall back). */
+export function engineDriver(kind: EngineKind): EngineKind {
+  return entry(kind).native.driver;
+}
+
+export function createPool(cfg: PoolConfig, sink: PoolSink, kind: EngineKind = engineKind()): NativePool {
+  const e = entry(kind);
+  const pool = e.native.createPool(cfg);
   pools.set(pool.id, sink);
+  if (e.native.driver === 'inline') inlinePools.add(pool);
   return pool;
 }
 
 export function forgetPool(pool: NativePool): void {
   pools.delete(pool.id);
   toFlush.delete(pool);
+  inlinePools.delete(pool);
 }
 
 // Requests dispatched during one JS tick are queued in the engine without waking it; one
 // microtask then wakes each pool once. Handlers typically dispatch many requests per tick (one
-// per completed response in a batch), so this saves an engine wake-up per request.
+// per completed response in a batch), so this saves an engine wake-up per request. An inline
+// engine is then ticked once, so the requests go out in this same JS turn.
 const toFlush = new Set<NativePool>();
 let flushQueued = false;
 
 function flushAll(): void {
   flushQueued = false;
   forgetObservation();
-  for (const pool of toFlush) pool.flush();
+  let tick = false;
+  for (const pool of toFlush) {
+    pool.flush();
+    tick ||= inlinePools.has(pool);
+  }
   toFlush.clear();
+  if (tick) engines.get('inline')?.native.tick();
 }
 
 export function scheduleFlush(pool: NativePool): void {
@@ -56,15 +122,14 @@ export function scheduleFlush(pool: NativePool): void {
   }
 }
 
-/** Registers a request and returns its id; the engine is kept referenced while any is open. */
-export function openRequest(sink: RequestSink): number {
+/** Registers a request and returns its id; its engine is kept referenced while any is open. */
+export function openRequest(sink: RequestSink, kind: EngineKind = engineKind()): number {
   const id = nextId;
   nextId = nextId === 0xffffffff ? 1 : nextId + 1;
   requests.set(id, sink);
-  if (!referenced) {
-    referenced = true;
-    engine().ref();
-  }
+  const e = entry(kind);
+  if (e !== primary) owners.set(id, e);
+  if (e.open++ === 0) e.native.ref();
   return id;
 }
 
@@ -74,11 +139,10 @@ export function routeRequest(id: number, sink: RequestSink): void {
 }
 
 export function closeRequest(id: number): void {
-  requests.delete(id);
-  if (referenced && requests.size === 0) {
-    referenced = false;
-    native!.unref();
-  }
+  if (!requests.delete(id)) return;
+  const e = entryOf(id);
+  owners.delete(id);
+  if (e !== undefined && --e.open === 0) e.native.unref();
 }
 
 /**
@@ -86,54 +150,59 @@ export function closeRequest(id: number): void {
  * live requests and connection tasks. All zero once every dispatcher is closed (leak checks).
  */
 export function engineCounts(): { jsRequests: number; jsPools: number; requests: number; connections: number } {
-  const inEngine = native?.counts() ?? { requests: 0, connections: 0 };
+  const inEngine = { requests: 0, connections: 0 };
+  for (const e of new Set(engines.values())) {
+    const c = e.native.counts();
+    inEngine.requests += c.requests;
+    inEngine.connections += c.connections;
+  }
   return { jsRequests: requests.size, jsPools: pools.size, ...inEngine };
 }
 
 export const control = {
   pause(id: number): void {
-    native?.pause(id);
+    entryOf(id)?.native.pause(id);
   },
   resume(id: number): void {
-    native?.resume(id);
+    entryOf(id)?.native.resume(id);
   },
   abort(id: number): void {
-    native?.abort(id);
+    entryOf(id)?.native.abort(id);
   },
   /** False: wait for the request's drain event before writing more. */
   write(id: number, chunk: Buffer): boolean {
-    return native?.write(id, chunk) ?? false;
+    return entryOf(id)?.native.write(id, chunk) ?? false;
   },
   end(id: number): void {
-    native?.end(id);
+    entryOf(id)?.native.end(id);
   },
 };
 
-/** Calls about bridged sockets (ts/dispatcher/engine/bridged-sockets.ts); ids come from BRIDGE_OPEN events. */
+/** Calls about the bridged sockets of one engine (ts/dispatcher/engine/bridged-sockets.ts); ids come from its BRIDGE_OPEN events. */
+function bridgeCalls(e: Entry) {
+  const n = e.native;
+  return {
+    /** Routes the engine's events for bridge `id` to `sink` until `forget`. */
+    register(id: number, sink: BridgeSink): void {
+      e.bridges.set(id, sink);
+    },
+    forget(id: number): void {
+      e.bridges.delete(id);
+    },
+    attach: (id: number, addrs: string): boolean => n.bridgeAttach(id, addrs),
+    fail: (id: number, code: number, errno: string, message: string): boolean => n.bridgeFail(id, code, errno, message),
+    data: (id: number, chunk: Buffer): boolean => n.bridgeData(id, chunk),
+    end: (id: number): void => n.bridgeEnd(id),
+    error: (id: number, errno: string, message: string): void => n.bridgeError(id, errno, message),
+    writable: (id: number, writable: boolean): void => n.bridgeWritable(id, writable),
+  };
+}
+export type BridgeCalls = ReturnType<typeof bridgeCalls>;
+
 export const bridge = {
-  /** Routes the engine's events for bridge `id` to `sink` until `forget`. */
-  register(id: number, sink: BridgeSink): void {
-    bridges.set(id, sink);
-  },
-  forget(id: number): void {
-    bridges.delete(id);
-  },
-  attach(id: number, addrs: string): boolean {
-    return native?.bridgeAttach(id, addrs) ?? false;
-  },
-  fail(id: number, code: number, errno: string, message: string): boolean {
-    return native?.bridgeFail(id, code, errno, message) ?? false;
-  },
-  data(id: number, chunk: Buffer): boolean {
-    return native?.bridgeData(id, chunk) ?? true;
-  },
-  end(id: number): void {
-    native?.bridgeEnd(id);
-  },
-  error(id: number, errno: string, message: string): void {
-    native?.bridgeError(id, errno, message);
-  },
-  writable(id: number, writable: boolean): void {
-    native?.bridgeWritable(id, writable);
+  /** The calls for the engine whose events are being delivered (BRIDGE_OPEN comes with them). */
+  current(): BridgeCalls {
+    const e = delivering ?? primary ?? entry(engineKind());
+    return (e.calls ??= bridgeCalls(e));
   },
 };

@@ -7,7 +7,7 @@ use crate::error::{errno_name, ErrorCode};
 use crate::events::{self, Writer};
 use crate::h1::{encode::encode_chunk, encode::LAST_CHUNK, encode_request_head, BodyFraming, Decoded, Expect, ResponseDecoder};
 use crate::pool::Pool;
-use crate::request::{flags, ReqCtl, Request, StreamLength};
+use crate::request::{flags, ReqCtl, Request, StreamLength, PIPE_HIGH_WATER};
 use crate::transport::{bridge, ConnectError, Transport};
 use bytes::BytesMut;
 use std::collections::VecDeque;
@@ -17,7 +17,8 @@ use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
-use tokio::time::{Instant, Sleep};
+use crate::driver::Timer;
+use tokio::time::Instant;
 
 const READ_CHUNK: usize = 64 * 1024;
 /// Rounds of read/write work per poll before yielding to other connections.
@@ -177,7 +178,7 @@ struct Conn {
     undecoded: bool,
     served: u64,
     keep_alive: Duration,
-    timer: Pin<Box<Sleep>>,
+    timer: Timer,
     armed: Instant,
     /// When the front request was fully written, or its last body chunk arrived, or idle began.
     mark: Instant,
@@ -213,7 +214,7 @@ impl Conn {
             no_reuse: false,
             undecoded: false,
             served: 0,
-            timer: Box::pin(tokio::time::sleep_until(armed)),
+            timer: Timer::at(armed),
             armed,
             mark: Instant::now(),
             streaming: None,
@@ -416,6 +417,10 @@ impl Conn {
         let Some(st) = self.streaming.as_mut() else {
             return Ok(false);
         };
+        // What JS wrote stays in its pipe (backpressuring JS) until the socket takes ours.
+        if self.wbuf.len() >= PIPE_HIGH_WATER {
+            return Ok(false);
+        }
         let taken = st.ctl.take_body();
         let mut progress = !taken.chunks.is_empty();
         for chunk in &taken.chunks {
@@ -485,16 +490,19 @@ impl Conn {
             let (id, ctl) = (t.id, t.ctl.clone());
             let mut progress = false;
             if !t.write_closed {
-                let taken = ctl.take_body();
-                progress |= !taken.chunks.is_empty();
-                for chunk in &taken.chunks {
-                    self.wbuf.extend_from_slice(chunk);
-                }
-                if taken.drained {
-                    self.pool.emit(|w| w.empty(events::BODY_DRAIN, id));
-                }
-                if taken.ended {
-                    t.end_requested = true;
+                // As for streamed bodies: take more only once the socket took most of what we hold.
+                if self.wbuf.len() < PIPE_HIGH_WATER {
+                    let taken = ctl.take_body();
+                    progress |= !taken.chunks.is_empty();
+                    for chunk in &taken.chunks {
+                        self.wbuf.extend_from_slice(chunk);
+                    }
+                    if taken.drained {
+                        self.pool.emit(|w| w.empty(events::BODY_DRAIN, id));
+                    }
+                    if taken.ended {
+                        t.end_requested = true;
+                    }
                 }
                 progress |= match self.write(cx) {
                     Ok(p) => p,

@@ -1,5 +1,7 @@
 //! The engine: its own tokio runtime on its own thread(s), the table of live requests (for
 //! pause / resume / abort from JS) and the sink events go to.
+use crate::driver::task::Tracked;
+use crate::driver::{DriverCtx, Inline};
 use crate::pool::{Pool, PoolOptions};
 use crate::error::ErrorCode;
 use crate::request::ReqCtl;
@@ -38,6 +40,8 @@ pub struct Shared {
     next_bridge: Mutex<u32>,
     /// Connection tasks alive (connecting, connected or tunnelling), for leak checks.
     pub(crate) conns: AtomicUsize,
+    /// Set when the JS thread drives the runtime (`Engine::new_inline`).
+    driver: Option<Arc<DriverCtx>>,
 }
 
 /// What the engine holds right now (see `Engine::counts`).
@@ -50,6 +54,18 @@ pub struct EngineCounts {
 }
 
 impl Shared {
+    /// Spawns an engine task (tracked for the inline driver, see `driver::task`).
+    pub(crate) fn spawn<F>(&self, fut: F) -> tokio::task::JoinHandle<F::Output>
+    where
+        F: std::future::Future + Send + 'static,
+        F::Output: Send + 'static,
+    {
+        match &self.driver {
+            Some(ctx) => self.handle.spawn(Tracked::new(Some(ctx), fut)),
+            None => self.handle.spawn(fut),
+        }
+    }
+
     /// Appends events for JS; the signal to JS is deferred to the flusher.
     pub(crate) fn write_events(&self, write: &mut dyn FnMut(&mut Vec<u8>)) {
         if self.sink.write(write) {
@@ -97,6 +113,8 @@ pub struct Engine {
     runtime: Option<tokio::runtime::Runtime>,
     /// One TLS config per distinct option set, so sessions resume across pools.
     tls_configs: Mutex<ConfigCache>,
+    /// The runtime the JS thread ticks (`new_inline`).
+    inline: Option<Inline>,
 }
 
 impl Engine {
@@ -115,10 +133,11 @@ impl Engine {
                 rt.shutdown_background();
             })?;
             Ok(Engine {
-                shared: Self::shared(handle, sink),
+                shared: Self::shared(handle, sink, None),
                 stop: Some(tx),
                 runtime: None,
                 tls_configs: Default::default(),
+                inline: None,
             })
         } else {
             let rt = Builder::new_multi_thread()
@@ -128,23 +147,45 @@ impl Engine {
                 .build()?;
             let handle = rt.handle().clone();
             Ok(Engine {
-                shared: Self::shared(handle, sink),
+                shared: Self::shared(handle, sink, None),
                 stop: None,
                 runtime: Some(rt),
                 tls_configs: Default::default(),
+                inline: None,
             })
         }
     }
 
-    fn shared(handle: Handle, sink: Arc<dyn EventSink>) -> Arc<Shared> {
+    /// An engine whose current-thread runtime is driven by the caller's thread through
+    /// [`Engine::inline`] (`Inline::tick`) instead of a thread of its own. Its sink is never
+    /// signalled: the driver takes the queue after each tick.
+    pub fn new_inline(sink: Arc<dyn EventSink>) -> std::io::Result<Engine> {
+        let inline = Inline::new()?;
+        Ok(Engine {
+            shared: Self::shared(inline.handle(), sink, Some(inline.ctx().clone())),
+            stop: None,
+            runtime: None,
+            tls_configs: Default::default(),
+            inline: Some(inline),
+        })
+    }
+
+    /// The inline driver's runtime (engines made by `new_inline`).
+    pub fn inline(&self) -> Option<&Inline> {
+        self.inline.as_ref()
+    }
+
+    fn shared(handle: Handle, sink: Arc<dyn EventSink>, driver: Option<Arc<DriverCtx>>) -> Arc<Shared> {
         let flush = Arc::new(Notify::new());
-        let (f, k) = (flush.clone(), sink.clone());
-        handle.spawn(async move {
-            loop {
-                f.notified().await;
-                k.signal();
-            }
-        });
+        if driver.is_none() {
+            let (f, k) = (flush.clone(), sink.clone());
+            handle.spawn(async move {
+                loop {
+                    f.notified().await;
+                    k.signal();
+                }
+            });
+        }
         Arc::new(Shared {
             handle,
             sink,
@@ -153,6 +194,7 @@ impl Engine {
             bridges: Mutex::new(HashMap::new()),
             next_bridge: Mutex::new(1),
             conns: AtomicUsize::new(0),
+            driver,
         })
     }
 

@@ -3,6 +3,7 @@
 pub mod conn;
 pub mod decode;
 pub mod dns;
+pub mod driver;
 pub mod engine;
 pub mod error;
 pub mod events;

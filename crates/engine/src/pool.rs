@@ -156,7 +156,7 @@ impl Pool {
         let conn_id = st.next_conn;
         st.next_conn += 1;
         // Spawned under the lock so the task cannot finish (and unregister) before it is registered.
-        let handle = self.shared.handle.spawn(conn::run(self.clone(), conn_id));
+        let handle = self.shared.spawn(conn::run(self.clone(), conn_id));
         st.tasks.insert(conn_id, handle.abort_handle());
     }
 

@@ -3,7 +3,7 @@
 // calls the connector, and the socket it returns is wired to the engine, which runs HTTP over it.
 import type { Socket } from 'node:net';
 import type { TLSSocket } from 'node:tls';
-import { bridge } from '../../native/engine.js';
+import { bridge, type BridgeCalls } from '../../native/engine.js';
 import type { BridgeSink } from '../../native/events.js';
 import { ErrorCode, holdUserError, releaseUserError, USER_ERROR } from '../../native/error-codes.js';
 import type { Connector, ConnectorOptions } from '../../core/connector.js';
@@ -18,12 +18,14 @@ const ERRNO = (err: unknown): string => {
 class Link implements BridgeSink {
   readonly id: number;
   readonly #owner: Bridge;
+  readonly #calls: BridgeCalls;
   #socket: Socket | null = null;
   #closed = false;
 
-  constructor(id: number, owner: Bridge) {
+  constructor(id: number, owner: Bridge, calls: BridgeCalls) {
     this.id = id;
     this.#owner = owner;
+    this.#calls = calls;
   }
 
   /** The connector's socket is connected: hand it to the engine. */
@@ -39,7 +41,7 @@ class Link implements BridgeSink {
     const addrs =
       `${socket.localAddress ?? ''}|${socket.localPort ?? ''}|${socket.remoteAddress ?? ''}|${socket.remotePort ?? ''}` +
       (tls ? `|tls|${alpn}` : '');
-    if (!bridge.attach(this.id, addrs)) {
+    if (!this.#calls.attach(this.id, addrs)) {
       socket.destroy();
       this.close();
       return;
@@ -48,16 +50,16 @@ class Link implements BridgeSink {
     const id = this.id;
     socket.on('data', (chunk: Buffer | string) => {
       // A socket with an encoding set hands out strings.
-      if (!bridge.data(id, typeof chunk === 'string' ? Buffer.from(chunk) : chunk)) socket.pause();
+      if (!this.#calls.data(id, typeof chunk === 'string' ? Buffer.from(chunk) : chunk)) socket.pause();
     });
-    socket.on('end', () => bridge.end(id));
-    socket.on('error', (err: Error) => bridge.error(id, ERRNO(err), err?.message ?? String(err)));
-    socket.on('close', () => bridge.end(id));
-    socket.on('drain', () => bridge.writable(id, true));
+    socket.on('end', () => this.#calls.end(id));
+    socket.on('error', (err: Error) => this.#calls.error(id, ERRNO(err), err?.message ?? String(err)));
+    socket.on('close', () => this.#calls.end(id));
+    socket.on('drain', () => this.#calls.writable(id, true));
     // Whether the process stays up is the engine's call (referenced while requests are in
     // flight), as for its own sockets: an idle kept-alive socket must not hold the process.
     if (typeof socket.unref === 'function') socket.unref();
-    if (socket.destroyed || socket.readableEnded) bridge.end(id);
+    if (socket.destroyed || socket.readableEnded) this.#calls.end(id);
     else socket.resume();
   }
 
@@ -65,7 +67,7 @@ class Link implements BridgeSink {
   fail(err: unknown): void {
     if (this.#closed) return;
     const key = holdUserError(err);
-    if (bridge.fail(this.id, USER_ERROR, ERRNO(err), key)) this.#owner.held.add(key);
+    if (this.#calls.fail(this.id, USER_ERROR, ERRNO(err), key)) this.#owner.held.add(key);
     else {
       releaseUserError(key);
       this.close();
@@ -75,7 +77,7 @@ class Link implements BridgeSink {
   onBridgeWrite(chunk: Buffer): void {
     const s = this.#socket;
     if (s === null || s.destroyed) return;
-    if (!s.write(chunk)) bridge.writable(this.id, false);
+    if (!s.write(chunk)) this.#calls.writable(this.id, false);
   }
 
   onBridgeEnd(): void {
@@ -95,7 +97,7 @@ class Link implements BridgeSink {
   close(graceful = false): void {
     if (this.#closed) return;
     this.#closed = true;
-    bridge.forget(this.id);
+    this.#calls.forget(this.id);
     this.#owner.links.delete(this);
     const s = this.#socket;
     if (s === null || s.destroyed) return;
@@ -134,8 +136,9 @@ export class Bridge {
 
   /** BRIDGE_OPEN: the engine needs a connection for bridge `id`. */
   open(id: number): void {
-    const link = new Link(id, this);
-    bridge.register(id, link);
+    const calls = bridge.current();
+    const link = new Link(id, this, calls);
+    calls.register(id, link);
     this.links.add(link);
     if (this.#destroyed) {
       link.close();
@@ -176,5 +179,5 @@ export class Bridge {
 
 /** BRIDGE_OPEN for a pool that has no connector: cannot happen; fail it rather than hang. */
 export function refuseBridge(id: number): void {
-  bridge.fail(id, ErrorCode.Internal, '', 'no connector for a bridged connection');
+  bridge.current().fail(id, ErrorCode.Internal, '', 'no connector for a bridged connection');
 }

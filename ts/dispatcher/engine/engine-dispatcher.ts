@@ -2,7 +2,7 @@
 // each request (core/request.ts) and hands it to the engine in one synchronous call; this class
 // keeps the requests in flight for busy / drain, close and destroy. Options: pool-options.ts;
 // connection events: pool-events.ts.
-import { createPool, forgetPool, scheduleFlush } from '../../native/engine.js';
+import { createPool, engineKind, forgetPool, scheduleFlush, type EngineKind } from '../../native/engine.js';
 import type { NativePool } from '../../native/binding.js';
 import { RequestFlag } from '../../native/events.js';
 import { ClientDestroyedError, RequestContentLengthMismatchError } from '../../core/errors.js';
@@ -27,6 +27,8 @@ export type { EngineDispatcherOptions } from './pool-options.js';
 
 export class EngineDispatcher extends DispatcherBase implements RequestOwner {
   readonly #origin: URL;
+  /** The engine driver this dispatcher's requests run on. */
+  readonly engine: EngineKind;
   readonly #native: NativePool;
   #capacity: number;
   readonly #headersTimeout: number;
@@ -45,6 +47,7 @@ export class EngineDispatcher extends DispatcherBase implements RequestOwner {
   protected constructor(url: string | URL | UrlObject, opts: EngineDispatcherOptions, connections: number) {
     super();
     this.#origin = parseOrigin(url);
+    this.engine = engineKind(opts.engine);
     const s = engineSettings(this.#origin, opts, connections);
     this.#headersTimeout = s.headersTimeout;
     this.#bodyTimeout = s.bodyTimeout;
@@ -56,7 +59,7 @@ export class EngineDispatcher extends DispatcherBase implements RequestOwner {
     const onH2 = (): void => {
       if (s.h2Capacity > this.#capacity) this.#capacity = s.h2Capacity;
     };
-    this.#native = nativeArgs(() => createPool(s.pool, new PoolEvents(this.#origin, this, this.#bridge, onH2)));
+    this.#native = nativeArgs(() => createPool(s.pool, new PoolEvents(this.#origin, this, this.#bridge, onH2), this.engine));
   }
 
   protected override get composeOrigin(): string {

@@ -1,7 +1,7 @@
 // One request on the engine: routes its engine events to the user's handler and is the
 // controller handed to that handler (handler/controller.ts), passing pause / resume / abort on
 // to the engine. An upgraded request's events go to its socket instead (engine-socket.ts).
-import { closeRequest, control, openRequest, routeRequest } from '../../native/engine.js';
+import { closeRequest, control, openRequest, routeRequest, type EngineKind } from '../../native/engine.js';
 import { engineError } from '../../native/error-codes.js';
 import type { RequestSink } from '../../native/events.js';
 import type { DispatchHandler, IncomingHeaders } from '../../core/types.js';
@@ -11,6 +11,8 @@ import { EngineSocket } from './engine-socket.js';
 
 export interface RequestOwner {
   requestDone(req: EngineRequest): void;
+  /** The engine driver the request runs on. */
+  readonly engine: EngineKind;
 }
 
 const toBuffers = (raw: string[] | null): Buffer[] | null => (raw === null ? null : raw.map((s) => Buffer.from(s)));
@@ -36,7 +38,7 @@ export class EngineRequest extends RequestController implements RequestSink {
   constructor(owner: RequestOwner, handler: DispatchHandler) {
     super(handler);
     this.#owner = owner;
-    this.id = openRequest(this);
+    this.id = openRequest(this, owner.engine);
   }
 
   get rawHeaders(): Buffer[] | null {

@@ -36,6 +36,11 @@ export interface EngineDispatcherOptions {
   connectionWindowSize?: number;
   pingInterval?: number;
   useH2c?: boolean;
+  /**
+   * How the engine is driven (docs/performance.md): `'inline'` on this thread's event loop,
+   * `'threaded'` on a thread of its own. Default: `FERRO_ENGINE`, else chosen for the machine.
+   */
+  engine?: 'inline' | 'threaded';
 }
 
 /** What an engine dispatcher runs with: the pool's configuration and what stays on this side. */

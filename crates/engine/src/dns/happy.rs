@@ -4,6 +4,8 @@
 //! resolver so that address moves to the back for the next connect.
 use super::cache::resolver;
 use super::cache::DEFAULT_TTL;
+use crate::driver::task::tracked;
+use crate::driver::Timer;
 use std::io;
 use std::net::{IpAddr, SocketAddr};
 use std::time::Duration;
@@ -57,7 +59,7 @@ pub(super) async fn race(host: &str, order: &[IpAddr], port: u16, delay: Duratio
             let Some(&ip) = order.get(next) else {
                 return Err(last_err.unwrap_or_else(|| io::Error::new(io::ErrorKind::NotFound, format!("no addresses for {host}"))));
             };
-            set.spawn(attempt(SocketAddr::new(ip, port)));
+            set.spawn(tracked(attempt(SocketAddr::new(ip, port))));
             next += 1;
         }
         let more = next < order.len();
@@ -69,15 +71,15 @@ pub(super) async fn race(host: &str, order: &[IpAddr], port: u16, delay: Duratio
                     last_err = Some(e);
                     // A failure starts the next attempt at once (§5).
                     if let Some(&ip) = order.get(next) {
-                        set.spawn(attempt(SocketAddr::new(ip, port)));
+                        set.spawn(tracked(attempt(SocketAddr::new(ip, port))));
                         next += 1;
                     }
                 }
                 Some(Err(join)) => last_err = Some(io::Error::other(join.to_string())),
                 None => {}
             },
-            _ = tokio::time::sleep(delay), if more => {
-                set.spawn(attempt(SocketAddr::new(order[next], port)));
+            _ = Timer::after(delay), if more => {
+                set.spawn(tracked(attempt(SocketAddr::new(order[next], port))));
                 next += 1;
             }
         }

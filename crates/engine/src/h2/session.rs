@@ -23,7 +23,9 @@ use std::task::{Context, Poll};
 use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::task::JoinSet;
-use tokio::time::{Instant, Sleep};
+use crate::driver::task::tracked;
+use crate::driver::Timer;
+use tokio::time::Instant;
 
 /// The message of the `disconnect` a GOAWAY causes (the spec's exact words).
 pub const GOAWAY_MESSAGE: &str = "HTTP/2: \"GOAWAY\" frame received";
@@ -74,7 +76,7 @@ struct Session {
     gone: Option<End>,
     /// The connection future finished (the socket is closed).
     closed: bool,
-    ping: Option<(PingPong, Pin<Box<Sleep>>, bool)>,
+    ping: Option<(PingPong, Timer, bool)>,
 }
 
 pub(crate) async fn run<T>(pool: Arc<Pool>, conn_id: u64, io: T, addrs: String)
@@ -96,7 +98,7 @@ where
         }
     };
     let ping = match (pool.opts.h2.ping_interval, connection.ping_pong()) {
-        (Some(every), Some(pp)) if !every.is_zero() => Some((pp, Box::pin(tokio::time::sleep(every)), false)),
+        (Some(every), Some(pp)) if !every.is_zero() => Some((pp, Timer::after(every), false)),
         _ => None,
     };
     pool.state.lock().h2_streams = Some(match pool.opts.h2.max_concurrent_streams {
@@ -273,7 +275,7 @@ impl Session {
                     pool.emit(|w| w.bytes(events::SENT, id, self.addrs.as_bytes()));
                 }
                 let mut stream = Stream::new(self.pool.clone(), req, response, send, head.head_method, piped, expect);
-                self.streams.spawn(async move { poll_fn(|cx| stream.poll(cx)).await });
+                self.streams.spawn(tracked(async move { poll_fn(|cx| stream.poll(cx)).await }));
             }
             Err(e) => {
                 let (code, msg) = describe(&e);

@@ -16,7 +16,8 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Duration;
-use tokio::time::{Instant, Sleep};
+use crate::driver::Timer;
+use tokio::time::Instant;
 
 /// How a stream ended, for its session.
 pub(crate) enum Outcome {
@@ -51,7 +52,7 @@ pub(crate) struct Stream {
     expected: Option<u64>,
     headers_timeout: Option<Duration>,
     body_timeout: Option<Duration>,
-    timer: Pin<Box<Sleep>>,
+    timer: Timer,
     timer_armed: bool,
     /// Paused at the last poll: time spent paused does not count against the body timeout.
     was_paused: bool,
@@ -90,7 +91,7 @@ impl Stream {
             head_method,
             received: 0,
             expected: None,
-            timer: Box::pin(tokio::time::sleep(Duration::from_secs(0))),
+            timer: Timer::after(Duration::from_secs(0)),
             timer_armed: false,
             was_paused: false,
             settled: false,

@@ -193,7 +193,7 @@ pub(crate) async fn open(
     let io = BridgeIo { link, shared: shared.clone(), write_ended: false };
     io.emit(|w| w.bridge_open(pool_id, io.link.id));
     let answer = match timeout {
-        Some(t) => match tokio::time::timeout(t, rx).await {
+        Some(t) => match crate::driver::timer::timeout(t, rx).await {
             Ok(a) => a,
             // `io` drops here: BRIDGE_CLOSE tells JS to destroy the socket if it still comes.
             Err(_) => return Err(ConnectError::Timeout),

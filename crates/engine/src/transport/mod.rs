@@ -156,7 +156,7 @@ async fn with_timeout<T>(
     fut: impl std::future::Future<Output = Result<T, ConnectError>>,
 ) -> Result<T, ConnectError> {
     match timeout {
-        Some(t) => match tokio::time::timeout(t, fut).await {
+        Some(t) => match crate::driver::timer::timeout(t, fut).await {
             Ok(r) => r,
             Err(_) => Err(ConnectError::Timeout),
         },
