@@ -6,34 +6,12 @@ import { describe, expect, it } from 'vitest';
 import { once } from 'node:events';
 import { PassThrough, Readable, Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { BodyReadable, type BodyReadableOptions } from '../ts/api/body.js';
 import { RequestAbortedError } from '../ts/core/errors.js';
 import { Client, errors } from '../ts/index.js';
 import { BodyProgress, backpressuredBody, countRequests, httpServer, rawServer, readUntil, serverStaysBlocked } from './fixtures/servers.js';
 import { useCleanup } from './fixtures/cleanup.js';
-
-interface Source {
-  resumes: number;
-  aborts: Error[];
-  destroys: number;
-}
-
-function makeBody(opts: Partial<BodyReadableOptions> = {}): { body: BodyReadable; src: Source } {
-  const src: Source = { resumes: 0, aborts: [], destroys: 0 };
-  const body = new BodyReadable({
-    resume: () => {
-      src.resumes++;
-    },
-    abort: (err) => {
-      src.aborts.push(err);
-    },
-    onDestroy: () => {
-      src.destroys++;
-    },
-    ...opts,
-  });
-  return { body, src };
-}
+import { makeBody } from './fixtures/body-source.js';
+import type { BodyReadable } from '../ts/api/body.js';
 
 /** Records 'end' and 'close' as they happen. */
 function lifecycle(body: Readable): string[] {
@@ -328,29 +306,28 @@ describe('bodies on the engine', () => {
     expect(connections).toBe(1);
   });
 
-  it('an unread body pauses the server; async iteration then reads it whole', async () => {
-    const total = 64 * 1024 * 1024; // far beyond socket buffers and the engine's queue bound
+  const TOTAL = 64 * 1024 * 1024; // far beyond socket buffers and the engine's queue bound
+
+  /** A response of TOTAL bytes of `fill`, left unread until the server is blocked on it. */
+  async function blockedBody(fill: string): Promise<BodyReadable> {
     const progress = new BodyProgress();
-    const srv = cleanup.track(await httpServer(backpressuredBody(total, 'z', progress)));
-    const client = makeClient(srv.origin);
-    const { body } = await client.request({ path: '/', method: 'GET' });
+    const srv = cleanup.track(await httpServer(backpressuredBody(TOTAL, fill, progress)));
+    const { body } = await makeClient(srv.origin).request({ path: '/', method: 'GET' });
     await serverStaysBlocked(progress);
-    expect(progress.written).toBeLessThan(total);
+    expect(progress.written).toBeLessThan(TOTAL);
+    return body;
+  }
+
+  it('an unread body pauses the server; async iteration then reads it whole', async () => {
+    const body = await blockedBody('z');
     let received = 0;
     for await (const chunk of body) received += (chunk as Buffer).length;
-    expect(received).toBe(total);
+    expect(received).toBe(TOTAL);
   });
 
   it('an unread body pauses the server; arrayBuffer() then reads it whole', async () => {
-    const total = 64 * 1024 * 1024; // far beyond socket buffers and the engine's queue bound
-    const progress = new BodyProgress();
-    const srv = cleanup.track(await httpServer(backpressuredBody(total, 'q', progress)));
-    const client = makeClient(srv.origin);
-    const { body } = await client.request({ path: '/', method: 'GET' });
-    await serverStaysBlocked(progress);
-    expect(progress.written).toBeLessThan(total);
-    const ab = await body.arrayBuffer();
-    expect(ab.byteLength).toBe(total);
-    expect(Buffer.from(ab).equals(Buffer.alloc(total, 'q'))).toBe(true);
+    const ab = await (await blockedBody('q')).arrayBuffer();
+    expect(ab.byteLength).toBe(TOTAL);
+    expect(Buffer.from(ab).equals(Buffer.alloc(TOTAL, 'q'))).toBe(true);
   });
 });
