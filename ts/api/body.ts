@@ -14,6 +14,7 @@ import { Readable } from 'node:stream';
 import { Blob } from 'node:buffer';
 import { ReadableStream } from 'node:stream/web';
 import { InvalidArgumentError, NotSupportedError, RequestAbortedError } from '../core/errors.js';
+import { concatBytes, decodeText } from './body-bytes.js';
 
 /**
  * Where a body's bytes come from. `resume` and `abort` are called as methods of this object, so
@@ -489,7 +490,7 @@ export class BodyReadable extends Readable {
           value = concatBytes(chunks, length);
           break;
         case 'arrayBuffer':
-          value = concatBytes(chunks, length).buffer;
+          value = concatBytes(chunks, length, true).buffer;
           break;
         case 'blob':
           value = new Blob(chunks, { type: this.#contentType });
@@ -539,32 +540,4 @@ function toBuffer(chunk: Buffer | Uint8Array | string, encoding?: BufferEncoding
   if (typeof chunk === 'string') return Buffer.from(chunk, encoding);
   if (Buffer.isBuffer(chunk)) return chunk;
   return Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
-}
-
-/** UTF-8 decode per the fetch spec (a leading BOM is dropped), or the encoding set on the stream. */
-function decodeText(chunks: Buffer[], length: number, encoding: BufferEncoding | null): string {
-  if (length === 0) return '';
-  const buf = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, length);
-  if (encoding === null || encoding === 'utf8' || encoding === 'utf-8') {
-    if (buf.length >= 3 && buf[0] === 0xef && buf[1] === 0xbb && buf[2] === 0xbf) {
-      return buf.toString('utf8', 3);
-    }
-    // No-argument toString goes straight to the native UTF-8 slice.
-    return buf.toString();
-  }
-  return buf.toString(encoding);
-}
-
-/** Always a fresh copy: chunks may be views into larger shared buffers. */
-function concatBytes(chunks: Buffer[], length: number): Uint8Array {
-  // Every byte is written below, so a large result skips the zero fill (and the Buffer pool:
-  // allocUnsafeSlow's memory is its own ArrayBuffer of exactly `length` bytes).
-  const out = length > 1024 ? new Uint8Array(Buffer.allocUnsafeSlow(length).buffer, 0, length) : new Uint8Array(length);
-  let offset = 0;
-  for (let i = 0; i < chunks.length; i++) {
-    const chunk = chunks[i]!;
-    out.set(chunk, offset);
-    offset += chunk.length;
-  }
-  return out;
 }
