@@ -112,8 +112,8 @@ export class FetchHandler implements DispatchHandler {
     this.#failHead(reason);
     // A body that arrived whole stays readable, as it would once queued in the stream.
     if (!this.#ended) {
-      this.#failBody(reason);
       this.#rejectDirect(reason);
+      this.#failBody(reason);
     }
     if (this.#controller !== null && !this.#finished) {
       this.#controller.abort(reason instanceof Error ? reason : new DOMException('This operation was aborted', 'AbortError'));
