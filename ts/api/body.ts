@@ -92,6 +92,14 @@ export class BodyReadable extends Readable {
   #web: ReadableStream<Uint8Array> | null = null;
 
   static {
+    for (const name of ['on', 'addListener', 'prependListener'] as const) {
+      const base = Readable.prototype[name] as (this: Readable, event: string | symbol, listener: (...args: unknown[]) => void) => Readable;
+      const method = function (this: BodyReadable, event: string | symbol, listener: (...args: unknown[]) => void): Readable {
+        if (!this.#attached && (event === 'data' || event === 'readable')) this.#attach();
+        return base.call(this, event, listener);
+      };
+      Object.defineProperty(BodyReadable.prototype, name, { value: method, writable: true, configurable: true });
+    }
     // A detached body's held bytes count as buffered, as they would in any Readable. (@types/node
     // declares readableLength a property, so the accessor is installed by hand.)
     const base = Object.getOwnPropertyDescriptor(Readable.prototype, 'readableLength')!.get!;
@@ -168,23 +176,9 @@ export class BodyReadable extends Readable {
     super.read(0);
   }
 
-  // Every way into the Readable's buffer attaches first. ('end', 'close', 'error' listeners
-  // don't read, so they leave a body detached.)
-  override on(event: string | symbol, listener: (...args: any[]) => void): this {
-    if (!this.#attached && (event === 'data' || event === 'readable')) this.#attach();
-    return super.on(event, listener);
-  }
-
-  override addListener(event: string | symbol, listener: (...args: any[]) => void): this {
-    if (!this.#attached && (event === 'data' || event === 'readable')) this.#attach();
-    return super.addListener(event, listener);
-  }
-
-  override prependListener(event: string | symbol, listener: (...args: any[]) => void): this {
-    if (!this.#attached && (event === 'data' || event === 'readable')) this.#attach();
-    return super.prependListener(event, listener);
-  }
-
+  // Every way into the Readable's buffer attaches first: the methods below, and 'data' /
+  // 'readable' listeners (installed in the static block, so the listener methods keep Readable's
+  // typed overloads). 'end', 'close', 'error' listeners don't read; they leave a body detached.
   override read(size?: number): any {
     if (!this.#attached) this.#attach();
     return super.read(size);
