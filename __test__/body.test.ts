@@ -4,37 +4,14 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { once } from 'node:events';
 import { Readable } from 'node:stream';
-import { BodyReadable, type BodyReadableOptions } from '../ts/api/body.js';
 import { InvalidArgumentError, RequestAbortedError } from '../ts/core/errors.js';
 import type { Dispatcher } from '../ts/dispatcher/dispatcher.js';
 import { httpServer } from './fixtures/servers.js';
 import { nodeHttpDispatcher, type DispatcherFactory } from './fixtures/http-dispatcher.js';
+import { makeBody } from './fixtures/body-source.js';
 
 // Swap for `(origin) => new Client(origin)` to run the end-to-end part against the engine.
 const makeDispatcher: DispatcherFactory = nodeHttpDispatcher;
-
-interface Source {
-  resumes: number;
-  aborts: Error[];
-  destroys: number;
-}
-
-function makeBody(opts: Partial<BodyReadableOptions> = {}): { body: BodyReadable; src: Source } {
-  const src: Source = { resumes: 0, aborts: [], destroys: 0 };
-  const body = new BodyReadable({
-    resume: () => {
-      src.resumes++;
-    },
-    abort: (err) => {
-      src.aborts.push(err);
-    },
-    onDestroy: () => {
-      src.destroys++;
-    },
-    ...opts,
-  });
-  return { body, src };
-}
 
 const tick = (): Promise<void> => new Promise((r) => setImmediate(r));
 

@@ -1,15 +1,20 @@
 // The response body of `request()`: a stream.Readable that also carries the fetch body mixin
 // (text/json/bytes/arrayBuffer/blob/body/bodyUsed) and `dump()`.
 //
-// Mixin consumers bypass the Readable machinery: once one is attached, `push()` appends chunks
-// straight to an array and the result is decoded once when the producer pushes `null`. That keeps
-// `await body.text()` on a small response to a handful of operations, with no 'data' events,
-// no web streams and no per-chunk promises.
+// The Readable machinery stays out of the way until someone uses the stream side: chunks the
+// producer pushes are held in an array of our own ("detached"), and only a stream consumer ('data'
+// or 'readable' listeners, read(), resume(), pipe(), async iteration, setEncoding, ...) moves them
+// into the Readable's buffer ("attached"), after which it is a plain Readable. A mixin consumer
+// (text/json/...) on a detached body takes the held chunks as they are, collects the rest straight
+// from push(), decodes once when the producer pushes `null`, and only then ends the Readable so
+// 'end' and 'close' still come in order. `await body.text()` on a small response is a handful of
+// operations: no copy into the Readable's buffer, no 'data' events, no per-chunk promises.
 
 import { Readable } from 'node:stream';
 import { Blob } from 'node:buffer';
 import { ReadableStream } from 'node:stream/web';
 import { InvalidArgumentError, NotSupportedError, RequestAbortedError } from '../core/errors.js';
+import { concatBytes, decodeText } from './body-bytes.js';
 
 /**
  * Where a body's bytes come from. `resume` and `abort` are called as methods of this object, so
@@ -44,6 +49,7 @@ interface Consumer {
   chunks: Buffer[] | null;
   /** Bytes collected; for 'dump', the limit instead. */
   length: number;
+  promise: Promise<unknown>;
   resolve: (value: unknown) => void;
   reject: (err: unknown) => void;
   /** 'dump' only: the caller's signal and our listener on it. */
@@ -76,9 +82,34 @@ export class BodyReadable extends Readable {
   /** The producer pushed null: every byte of the body has arrived. */
   #complete = false;
   #consumer: Consumer | null = null;
+  /** Chunks pushed while detached; null once attached or taken by a consumer. */
+  #held: Buffer[] | null = [];
+  #heldLength = 0;
+  /** The Readable's own buffer is in use (see the top of this file). */
+  #attached = false;
   /** A mixin consumer reading through 'data' events (see #consumeFlowing). */
   #flowing = false;
   #web: ReadableStream<Uint8Array> | null = null;
+
+  static {
+    for (const name of ['on', 'addListener', 'prependListener'] as const) {
+      const base = Readable.prototype[name] as (this: Readable, event: string | symbol, listener: (...args: unknown[]) => void) => Readable;
+      const method = function (this: BodyReadable, event: string | symbol, listener: (...args: unknown[]) => void): Readable {
+        if (!this.#attached && (event === 'data' || event === 'readable')) this.#attach();
+        return base.call(this, event, listener);
+      };
+      Object.defineProperty(BodyReadable.prototype, name, { value: method, writable: true, configurable: true });
+    }
+    // A detached body's held bytes count as buffered, as they would in any Readable. (@types/node
+    // declares readableLength a property, so the accessor is installed by hand.)
+    const base = Object.getOwnPropertyDescriptor(Readable.prototype, 'readableLength')!.get!;
+    Object.defineProperty(BodyReadable.prototype, 'readableLength', {
+      get(this: BodyReadable): number {
+        return (base.call(this) as number) + (this.#held === null ? 0 : this.#heldLength);
+      },
+      configurable: true,
+    });
+  }
 
   constructor(opts: BodyReadableOptions) {
     super({ highWaterMark: opts.highWaterMark ?? DEFAULT_HIGH_WATER_MARK });
@@ -97,7 +128,10 @@ export class BodyReadable extends Readable {
       this.#complete = true;
       const consumer = this.#consumer;
       if (consumer !== null && consumer.chunks !== null) this.#settle(consumer);
-      return super.push(null);
+      if (this.#attached) return super.push(null);
+      // Detached: the Readable ends once someone reads it, or right away for a consumer.
+      if (consumer !== null) this.#endReadable();
+      return false;
     }
     const consumer = this.#consumer;
     if (consumer !== null) {
@@ -110,8 +144,69 @@ export class BodyReadable extends Readable {
       // The consumer buffers everything anyway; never ask the producer to pause.
       return true;
     }
+    const held = this.#held;
+    if (held !== null) {
+      if (this.destroyed) return false;
+      const buf = toBuffer(chunk, encoding);
+      this.#bytesRead += buf.length;
+      held.push(buf);
+      this.#heldLength += buf.length;
+      // Past the high-water mark the producer pauses until a consumer or a reader arrives.
+      return this.#heldLength <= this.readableHighWaterMark;
+    }
     this.#bytesRead += typeof chunk === 'string' ? Buffer.byteLength(chunk, encoding) : chunk.length;
     return super.push(chunk, encoding);
+  }
+
+  /** Hands the held chunks (and the end) to the Readable: someone uses the stream side now. */
+  #attach(): void {
+    if (this.#attached) return;
+    this.#attached = true;
+    const held = this.#held;
+    if (held === null) return;
+    this.#held = null;
+    this.#heldLength = 0;
+    for (let i = 0; i < held.length; i++) super.push(held[i]);
+    if (this.#complete && this.#consumer === null) super.push(null);
+  }
+
+  /** Ends the Readable of a body a mixin consumer read whole, so 'end' then 'close' follow. */
+  #endReadable(): void {
+    super.push(null);
+    super.read(0);
+  }
+
+  // Every way into the Readable's buffer attaches first: the methods below, and 'data' /
+  // 'readable' listeners (installed in the static block, so the listener methods keep Readable's
+  // typed overloads). 'end', 'close', 'error' listeners don't read; they leave a body detached.
+  override read(size?: number): any {
+    if (!this.#attached) this.#attach();
+    return super.read(size);
+  }
+
+  override resume(): this {
+    if (!this.#attached) this.#attach();
+    return super.resume();
+  }
+
+  override pause(): this {
+    if (!this.#attached) this.#attach();
+    return super.pause();
+  }
+
+  override pipe<T extends NodeJS.WritableStream>(destination: T, options?: { end?: boolean }): T {
+    if (!this.#attached) this.#attach();
+    return super.pipe(destination, options);
+  }
+
+  override unshift(chunk: any, encoding?: BufferEncoding): void {
+    if (!this.#attached) this.#attach();
+    super.unshift(chunk, encoding);
+  }
+
+  override setEncoding(encoding: BufferEncoding): this {
+    if (!this.#attached) this.#attach();
+    return super.setEncoding(encoding);
   }
 
   override _destroy(err: Error | null, callback: (error?: Error | null) => void): void {
@@ -235,33 +330,31 @@ export class BodyReadable extends Readable {
   /** dump() with nobody else reading: bytes are discarded inside push(), settled in _destroy. */
   #dumpInPush(limit: number, signal: AbortSignal | null): Promise<null> {
     this.on('error', noop);
-    const promise = new Promise(captureResolvers) as Promise<null>;
-    const consumer: Consumer = {
-      kind: 'dump',
-      chunks: null,
-      length: limit,
-      resolve: pendingResolve!,
-      reject: pendingReject!,
-      signal,
-      onAbort: null,
-    };
-    pendingResolve = pendingReject = null;
-    this.#consumer = consumer;
+    const consumer = this.#install('dump', null, limit);
+    consumer.signal = signal;
     if (signal !== null) {
       consumer.onAbort = () => {
         this.destroy(signal.reason ?? new RequestAbortedError());
       };
       signal.addEventListener('abort', consumer.onAbort, { once: true });
     }
+    const promise = consumer.promise as Promise<null>;
     if ((this.#contentLength !== null && this.#contentLength > limit) || this.#bytesRead > limit) {
       this.destroy();
       return promise;
     }
-    // Discard what is buffered; reaching the end here schedules 'end' and the teardown.
-    while (this.read() !== null) {
-      // discard
+    if (this.#attached) {
+      // Discard what is buffered; reaching the end here schedules 'end' and the teardown.
+      while (super.read() !== null) {
+        // discard
+      }
+      if (!this.#complete && !this.destroyed) super.resume();
+      return promise;
     }
-    if (!this.#complete && !this.destroyed) this.resume();
+    this.#held = null;
+    this.#heldLength = 0;
+    if (this.#complete) this.#endReadable();
+    else this.#src.resume();
     return promise;
   }
 
@@ -279,32 +372,41 @@ export class BodyReadable extends Readable {
     // Failures reach the consumer through _destroy; don't let them also surface as an
     // unhandled 'error' event.
     this.on('error', noop);
+
+    const held = this.#held;
+    if (held !== null) {
+      // Detached: the consumer takes the producer's chunks as they are.
+      this.#held = null;
+      const consumer = this.#install(kind, held, this.#heldLength);
+      this.#heldLength = 0;
+      if (this.#complete) {
+        this.#settle(consumer);
+        this.#endReadable();
+      } else if (this.destroyed) {
+        consumer.chunks = null;
+        consumer.reject(this.errored ?? new RequestAbortedError());
+      } else {
+        // The producer may have paused on a full hold.
+        this.#src.resume();
+      }
+      return consumer.promise;
+    }
+
     if (this.readableEncoding !== null || this.listenerCount('data') > 0) return this.#consumeFlowing(kind);
 
-    // Take whatever the Readable buffered before the consumer arrived. The consumer is installed
-    // only afterwards: read() may call _read(), and a producer that pushes synchronously from
-    // resume() must land behind the buffered bytes, not ahead of them.
+    // Attached: take whatever the Readable buffered before the consumer arrived. The consumer is
+    // installed only afterwards: read() may call _read(), and a producer that pushes synchronously
+    // from resume() must land behind the buffered bytes, not ahead of them.
     const chunks: Buffer[] = [];
     let length = 0;
     let chunk: Buffer | string | null;
-    while ((chunk = this.read() as Buffer | string | null) !== null) {
+    while ((chunk = super.read() as Buffer | string | null) !== null) {
       const buf = typeof chunk === 'string' ? Buffer.from(chunk, this.readableEncoding ?? 'utf8') : chunk;
       chunks.push(buf);
       length += buf.length;
     }
 
-    const promise = new Promise(captureResolvers);
-    const consumer: Consumer = {
-      kind,
-      chunks,
-      length,
-      resolve: pendingResolve!,
-      reject: pendingReject!,
-      signal: null,
-      onAbort: null,
-    };
-    pendingResolve = pendingReject = null;
-    this.#consumer = consumer;
+    const consumer = this.#install(kind, chunks, length);
     if (this.#complete) {
       // The drain above already read to the end, which schedules 'end' and the teardown.
       this.#settle(consumer);
@@ -315,9 +417,16 @@ export class BodyReadable extends Readable {
     } else {
       // Flowing from here on, so 'end' (and autoDestroy's 'close') follow the producer's end;
       // this also resumes a paused producer.
-      this.resume();
+      super.resume();
     }
-    return promise;
+    return consumer.promise;
+  }
+
+  /** Makes `kind` this body's consumer: push() feeds it from now on. */
+  #install(kind: ConsumeKind, chunks: Buffer[] | null, length: number): Consumer {
+    const consumer = newConsumer(kind, chunks, length);
+    this.#consumer = consumer;
+    return consumer;
   }
 
   /**
@@ -327,17 +436,7 @@ export class BodyReadable extends Readable {
    */
   #consumeFlowing(kind: ConsumeKind): Promise<unknown> {
     this.#flowing = true;
-    const promise = new Promise(captureResolvers);
-    const consumer: Consumer = {
-      kind,
-      chunks: [],
-      length: 0,
-      resolve: pendingResolve!,
-      reject: pendingReject!,
-      signal: null,
-      onAbort: null,
-    };
-    pendingResolve = pendingReject = null;
+    const consumer = newConsumer(kind, [], 0);
     const encoding = this.readableEncoding ?? 'utf8';
     this.on('data', (chunk: Buffer | string) => {
       if (consumer.chunks === null) return;
@@ -354,7 +453,7 @@ export class BodyReadable extends Readable {
       consumer.reject(this.errored ?? new RequestAbortedError());
     });
     this.resume();
-    return promise;
+    return consumer.promise;
   }
 
   #rejectUnusable(): Promise<never> {
@@ -385,7 +484,7 @@ export class BodyReadable extends Readable {
           value = concatBytes(chunks, length);
           break;
         case 'arrayBuffer':
-          value = concatBytes(chunks, length).buffer;
+          value = concatBytes(chunks, length, true).buffer;
           break;
         case 'blob':
           value = new Blob(chunks, { type: this.#contentType });
@@ -399,6 +498,23 @@ export class BodyReadable extends Readable {
     }
     consumer.resolve(value);
   }
+}
+
+/** A consumer with its promise; the promise is the one the caller gets. */
+function newConsumer(kind: ConsumeKind, chunks: Buffer[] | null, length: number): Consumer {
+  const promise = new Promise(captureResolvers);
+  const consumer: Consumer = {
+    kind,
+    chunks,
+    length,
+    promise,
+    resolve: pendingResolve!,
+    reject: pendingReject!,
+    signal: null,
+    onAbort: null,
+  };
+  pendingResolve = pendingReject = null;
+  return consumer;
 }
 
 /** A dump settles when the body is torn down: at its end, past the limit, or on abort. */
@@ -418,31 +534,4 @@ function toBuffer(chunk: Buffer | Uint8Array | string, encoding?: BufferEncoding
   if (typeof chunk === 'string') return Buffer.from(chunk, encoding);
   if (Buffer.isBuffer(chunk)) return chunk;
   return Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
-}
-
-/** UTF-8 decode per the fetch spec (a leading BOM is dropped), or the encoding set on the stream. */
-function decodeText(chunks: Buffer[], length: number, encoding: BufferEncoding | null): string {
-  if (length === 0) return '';
-  const buf = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, length);
-  if (encoding === null || encoding === 'utf8' || encoding === 'utf-8') {
-    if (buf.length >= 3 && buf[0] === 0xef && buf[1] === 0xbb && buf[2] === 0xbf) {
-      return buf.toString('utf8', 3);
-    }
-    // No-argument toString goes straight to the native UTF-8 slice.
-    return buf.toString();
-  }
-  return buf.toString(encoding);
-}
-
-/** Always a fresh copy: chunks may be views into larger shared buffers. */
-function concatBytes(chunks: Buffer[], length: number): Uint8Array {
-  if (chunks.length === 1) return new Uint8Array(chunks[0]!);
-  const out = new Uint8Array(length);
-  let offset = 0;
-  for (let i = 0; i < chunks.length; i++) {
-    const chunk = chunks[i]!;
-    out.set(chunk, offset);
-    offset += chunk.length;
-  }
-  return out;
 }

@@ -17,7 +17,7 @@ import type {
   ResponseData,
 } from '../core/types.js';
 import { BodyReadable, type BodyReadableOptions } from './body.js';
-import { responseHeaders } from './response-head.js';
+import { deliverInfo, responseHeaders } from './response-head.js';
 
 // Declared through a method so its parameters are checked bivariantly: a callback typed for a
 // specific opaque type stays assignable where the dispatcher forwards it generically.
@@ -186,17 +186,7 @@ export class RequestHandler implements DispatchHandler, BodyReadableOptions {
   ): void {
     if (this.done || this.body !== null) return;
 
-    if (statusCode < 200) {
-      const onInfo = this.onInfo;
-      if (onInfo !== null) {
-        try {
-          onInfo({ statusCode, headers: responseHeaders(this.responseHeaders, controller, headers) });
-        } catch (err) {
-          controller.abort(err as Error);
-        }
-      }
-      return;
-    }
+    if (deliverInfo(this.onInfo, this.responseHeaders, controller, statusCode, headers)) return;
 
     const contentType = headers['content-type'];
     const contentLength = headers['content-length'];

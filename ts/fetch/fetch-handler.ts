@@ -1,13 +1,28 @@
 // One network round trip of fetch: the controller-based dispatch handler that turns the
 // dispatcher's callbacks into a response head (a promise) and a pull-based body ReadableStream
 // whose backpressure pauses and resumes the dispatcher.
+//
+// Body bytes wait here until the stream is first pulled (someone reads it). A Response consumer
+// (arrayBuffer/text/json, see fetch-response.ts) that comes first takes them directly instead:
+// no web stream reads, no per-chunk promises.
 import type { Transform } from 'node:stream';
 import type { DispatchController, DispatchHandler, IncomingHeaders } from '../core/types.js';
+import { concatBytes, decodeText } from '../api/body-bytes.js';
 
 export interface ResponseHead {
   status: number;
   statusText: string;
-  headers: Headers;
+  /** As the dispatcher reported them; the Response's Headers are filled from these when first used. */
+  headers: IncomingHeaders;
+}
+
+/** What a Response consumer can take straight from the handler. */
+export type DirectKind = 'arrayBuffer' | 'text' | 'json';
+
+interface DirectConsumer {
+  kind: DirectKind;
+  resolve: (value: unknown) => void;
+  reject: (err: unknown) => void;
 }
 
 /** The TypeError fetch rejects with for network errors; the dispatcher's error is the cause. */
@@ -20,20 +35,31 @@ export function abortReason(signal: AbortSignal): unknown {
   return signal.reason ?? new DOMException('This operation was aborted', 'AbortError');
 }
 
+// Bytes the body may hold unread before the dispatcher is paused.
 const BODY_HIGH_WATER_MARK = 64 * 1024;
+// The stream's own mark is 0, so it pulls only for a reader; the handler bounds its queue instead.
+const STREAM_STRATEGY = { highWaterMark: 0, size: (chunk: Uint8Array): number => chunk.byteLength };
 
-function toHeaders(headers: IncomingHeaders): Headers {
-  const out = new Headers();
+/** One response header as Headers.get would give it (repeats joined by ", "); null if absent. */
+export function headerValue(headers: IncomingHeaders, name: string): string | null {
+  const value = headers[name];
+  if (value === undefined) return null;
+  return Array.isArray(value) ? value.join(', ') : value;
+}
+
+/** Copies dispatcher headers into a Headers object (a Response's own). */
+export function fillHeaders(out: Headers, headers: IncomingHeaders): void {
   for (const name of Object.keys(headers)) {
     const value = headers[name];
     if (Array.isArray(value)) for (const v of value) out.append(name, v);
     else if (value !== undefined) out.append(name, value);
   }
-  return out;
 }
 
 // A view rather than the Buffer itself, so body readers get plain Uint8Arrays as with Node's fetch.
 const toBytes = (chunk: Buffer): Uint8Array => new Uint8Array(chunk.buffer, chunk.byteOffset, chunk.byteLength);
+
+function noop(): void {}
 
 export class FetchHandler implements DispatchHandler {
   readonly head: Promise<ResponseHead>;
@@ -41,7 +67,7 @@ export class FetchHandler implements DispatchHandler {
   #rejectHead!: (err: unknown) => void;
   #headSettled = false;
 
-  readonly #signal: AbortSignal;
+  readonly #signal: AbortSignal | null;
   #controller: DispatchController | null = null;
   /** The signal's reason once aborted; wins over whatever error the abort produces downstream. */
   #aborted = false;
@@ -49,17 +75,21 @@ export class FetchHandler implements DispatchHandler {
   /** The dispatcher reported the end or an error. */
   #finished = false;
 
-  // Body bytes that arrived before the body stream was attached, and how the response ended.
+  // Body bytes that arrived before the body stream was first read, and how the response ended.
   #pending: Buffer[] = [];
+  #pendingBytes = 0;
   #ended = false;
   #error: unknown = undefined;
   #discarding = false;
 
   #stream: ReadableStreamDefaultController<Uint8Array> | null = null;
+  /** The stream has been pulled (or decodes): bytes go through it from now on. */
+  #flowing = false;
+  #direct: DirectConsumer | null = null;
   #streamDone = false;
   #decoders: Transform[] = [];
 
-  constructor(signal: AbortSignal) {
+  constructor(signal: AbortSignal | null) {
     this.#signal = signal;
     this.head = new Promise<ResponseHead>((resolve, reject) => {
       this.#resolveHead = resolve;
@@ -67,11 +97,11 @@ export class FetchHandler implements DispatchHandler {
     });
     // The caller may return before awaiting (e.g. a synchronous dispatch throw); never unhandled.
     this.head.catch(() => {});
-    signal.addEventListener('abort', this, { once: true });
+    signal?.addEventListener('abort', this, { once: true });
   }
 
   handleEvent(): void {
-    this.abort(abortReason(this.#signal));
+    this.abort(abortReason(this.#signal!));
   }
 
   /** Aborts the round trip: a pending head rejects, an attached body errors, with `reason`. */
@@ -80,7 +110,11 @@ export class FetchHandler implements DispatchHandler {
     this.#aborted = true;
     this.#abortReason = reason;
     this.#failHead(reason);
-    this.#failBody(reason);
+    // A body that arrived whole stays readable, as it would once queued in the stream.
+    if (!this.#ended) {
+      this.#rejectDirect(reason);
+      this.#failBody(reason);
+    }
     if (this.#controller !== null && !this.#finished) {
       this.#controller.abort(reason instanceof Error ? reason : new DOMException('This operation was aborted', 'AbortError'));
     }
@@ -97,23 +131,18 @@ export class FetchHandler implements DispatchHandler {
     this.#controller = controller;
     // Informational responses (and an unrequested 101) are not what fetch returns.
     if (statusCode < 200 || this.#headSettled) return;
-    let parsed: Headers;
-    try {
-      parsed = toHeaders(headers);
-    } catch (err) {
-      controller.abort(err as Error);
-      return;
-    }
     this.#headSettled = true;
-    this.#resolveHead({ status: statusCode, statusText: statusMessage ?? '', headers: parsed });
+    this.#resolveHead({ status: statusCode, statusText: statusMessage ?? '', headers });
   }
 
   onResponseData(controller: DispatchController, chunk: Buffer): void {
     if (this.#discarding || this.#streamDone) return;
-    if (this.#stream === null) {
-      // Held until the body is attached; pausing bounds how much piles up meanwhile.
+    if (!this.#flowing) {
+      // Held until someone reads; pausing bounds how much piles up meanwhile (a direct consumer
+      // takes everything anyway).
       this.#pending.push(chunk);
-      controller.pause();
+      this.#pendingBytes += chunk.length;
+      if (this.#direct === null && this.#pendingBytes > BODY_HIGH_WATER_MARK) controller.pause();
       return;
     }
     if (!this.#write(chunk)) controller.pause();
@@ -121,8 +150,11 @@ export class FetchHandler implements DispatchHandler {
 
   onResponseEnd(): void {
     this.#finish();
-    if (this.#stream === null) this.#ended = true;
-    else this.#end();
+    if (this.#flowing) this.#end();
+    else {
+      this.#ended = true;
+      if (this.#direct !== null) this.#settleDirect();
+    }
   }
 
   onResponseError(_controller: DispatchController, error: Error): void {
@@ -130,8 +162,11 @@ export class FetchHandler implements DispatchHandler {
     if (this.#aborted) return; // already settled with the signal's reason
     if (!this.#headSettled) return this.#failHead(fetchFailed(error));
     const err = new TypeError('terminated', { cause: error });
-    if (this.#stream === null) this.#error = err;
-    else this.#failBody(err);
+    if (this.#flowing) this.#failBody(err);
+    else {
+      this.#error = err;
+      this.#rejectDirect(err);
+    }
   }
 
   // --- after the head ---
@@ -154,13 +189,79 @@ export class FetchHandler implements DispatchHandler {
         pull: () => this.#pull(),
         cancel: (reason) => this.#cancel(reason),
       },
-      new ByteLengthQueuingStrategy({ highWaterMark: BODY_HIGH_WATER_MARK }),
+      STREAM_STRATEGY,
     );
+  }
+
+  /**
+   * True while the body's bytes can still be taken directly: nothing has read the stream, there
+   * is nothing to decode, and no other consumer came first.
+   */
+  get direct(): boolean {
+    return !this.#flowing && this.#direct === null && !this.#discarding && !this.#streamDone && this.#decoders.length === 0;
+  }
+
+  /** Takes the whole body, bypassing the stream (only while `direct`); settles at its end. */
+  take(kind: DirectKind): Promise<unknown> {
+    const direct: DirectConsumer = { kind, resolve: noop, reject: noop };
+    const promise = new Promise((resolve, reject) => {
+      direct.resolve = resolve;
+      direct.reject = reject;
+    });
+    this.#direct = direct;
+    if (this.#error !== undefined) this.#rejectDirect(this.#error);
+    else if (this.#ended) this.#settleDirect();
+    else if (this.#aborted) this.#rejectDirect(this.#abortReason);
+    else this.#resumeDispatcher();
+    return promise;
+  }
+
+  #settleDirect(): void {
+    const direct = this.#direct!;
+    const chunks = this.#pending;
+    const length = this.#pendingBytes;
+    this.#pending = [];
+    this.#streamDone = true;
+    this.#detach();
+    let value: unknown;
+    try {
+      if (direct.kind === 'arrayBuffer') value = concatBytes(chunks, length, true).buffer;
+      else {
+        const text = decodeText(chunks, length, null);
+        value = direct.kind === 'text' ? text : JSON.parse(text);
+      }
+    } catch (err) {
+      direct.reject(err);
+      return;
+    }
+    direct.resolve(value);
+  }
+
+  #rejectDirect(err: unknown): void {
+    const direct = this.#direct;
+    if (direct === null || this.#streamDone) return;
+    this.#streamDone = true;
+    this.#pending = [];
+    this.#detach();
+    direct.reject(err);
   }
 
   #start(controller: ReadableStreamDefaultController<Uint8Array>): void {
     this.#stream = controller;
     const decoders = this.#decoders;
+    if (decoders.length === 0) {
+      // Bytes wait for the first pull; an abort that came first still errors the stream.
+      if (this.#aborted && !this.#ended) this.#failBody(this.#abortReason);
+      return;
+    }
+    this.#flow();
+  }
+
+  /** From here on the stream carries the body: flush what waited, then what ended it. */
+  #flow(): void {
+    this.#flowing = true;
+    const decoders = this.#decoders;
+    const controller = this.#stream!;
     if (decoders.length > 0) {
       for (let i = 0; i < decoders.length; i++) {
         const d = decoders[i]!;
@@ -173,13 +274,14 @@ export class FetchHandler implements DispatchHandler {
       last.on('data', (chunk: Buffer) => {
         if (this.#streamDone) return;
         controller.enqueue(toBytes(chunk));
-        if ((controller.desiredSize ?? 0) <= 0) last.pause();
+        if ((controller.desiredSize ?? 0) <= -BODY_HIGH_WATER_MARK) last.pause();
       });
       last.on('end', () => this.#closeBody());
     }
-    if (this.#aborted) return this.#failBody(this.#abortReason);
+    if (this.#aborted && !this.#ended) return this.#failBody(this.#abortReason);
     const pending = this.#pending;
     this.#pending = [];
+    this.#pendingBytes = 0;
     let wantMore = true;
     for (const chunk of pending) wantMore = this.#write(chunk);
     if (this.#error !== undefined) this.#failBody(this.#error);
@@ -188,6 +290,7 @@ export class FetchHandler implements DispatchHandler {
   }
 
   #pull(): void {
+    if (!this.#flowing) return this.#flow();
     const decoders = this.#decoders;
     if (decoders.length > 0) decoders[decoders.length - 1]!.resume();
     else this.#resumeDispatcher();
@@ -208,7 +311,7 @@ export class FetchHandler implements DispatchHandler {
     if (decoders.length > 0) return decoders[0]!.write(chunk);
     const stream = this.#stream!;
     stream.enqueue(toBytes(chunk));
-    return (stream.desiredSize ?? 0) > 0;
+    return (stream.desiredSize ?? 0) > -BODY_HIGH_WATER_MARK;
   }
 
   #end(): void {
@@ -249,6 +352,6 @@ export class FetchHandler implements DispatchHandler {
 
   /** Nothing more can reach the user: stop listening to the signal. */
   #detach(): void {
-    this.#signal.removeEventListener('abort', this);
+    this.#signal?.removeEventListener('abort', this);
   }
 }

@@ -6,7 +6,8 @@ import { getGlobalDispatcher } from '../dispatcher/global.js';
 import type { DispatchOptions } from '../core/types.js';
 import { kDebugScope, type ScopedOptions } from '../core/diagnostics.js';
 import { createDecoders } from './content-decoding.js';
-import { abortReason, FetchHandler, fetchFailed } from './fetch-handler.js';
+import { abortReason, FetchHandler, fetchFailed, headerValue } from './fetch-handler.js';
+import { FetchResponse } from './fetch-response.js';
 
 /** RequestInit plus the dispatcher to send through. */
 export interface FetchInit extends RequestInit {
@@ -66,25 +67,85 @@ async function* readStream(stream: ReadableStream<Uint8Array>, signal: AbortSign
   }
 }
 
+function isAborted(signal: AbortSignal | null): signal is AbortSignal {
+  return signal !== null && signal.aborted;
+}
+
 function isHttp(url: URL): boolean {
   return url.protocol === 'http:' || url.protocol === 'https:';
 }
 
-export async function fetch(input: string | URL | Request, init?: FetchInit): Promise<Response> {
+/** What fetch sends: a Request's fields, or the same read straight off a simple call. */
+interface Outgoing {
+  url: URL;
+  method: string;
+  /** null: the caller set none, so the defaults alone are sent. */
+  headers: Headers | null;
+  signal: AbortSignal | null;
+  redirect: RequestRedirect;
+  body: OutgoingBody;
+}
+
+const SIMPLE_INIT_KEYS = new Set(['dispatcher', 'method', 'headers', 'signal']);
+/** DEFAULT_HEADERS as Headers iteration lists them (sorted), for requests that set none. */
+const DEFAULT_FLAT = [...new Headers(DEFAULT_HEADERS)].flat();
+
+/**
+ * A GET or HEAD of an absolute http(s) URL with at most headers and a signal: everything a Request
+ * would check is checked here, without building one. null: anything else, for Request to handle
+ * (and to throw the errors it throws).
+ */
+function simpleRequest(input: unknown, init: FetchInit | undefined): Outgoing | null {
+  if (typeof input !== 'string' && !(input instanceof URL)) return null;
+  let method = 'GET';
+  let headers: Headers | null = null;
+  let signal: AbortSignal | null = null;
+  if (init != null) {
+    for (const key of Object.keys(init)) if (!SIMPLE_INIT_KEYS.has(key)) return null;
+    if (init.method != null) {
+      if (typeof init.method !== 'string') return null;
+      method = init.method.toUpperCase();
+      if (method !== 'GET' && method !== 'HEAD') return null;
+    }
+    if (init.signal != null) {
+      if (!(init.signal instanceof AbortSignal)) return null;
+      signal = init.signal;
+    }
+    if (init.headers != null) {
+      headers = new Headers(init.headers);
+      for (const [name, value] of DEFAULT_HEADERS) if (!headers.has(name)) headers.set(name, value);
+    }
+  }
+  let url: URL;
+  try {
+    url = new URL(typeof input === 'string' ? input : input.href);
+  } catch {
+    return null;
+  }
+  if (!isHttp(url) || url.username !== '' || url.password !== '') return null;
+  return { url, method, headers, signal, redirect: 'follow', body: null };
+}
+
+async function fromRequest(input: string | URL | Request, init: FetchInit | undefined): Promise<Outgoing> {
   const request = new Request(input, init);
   const { signal } = request;
   if (signal.aborted) throw abortReason(signal);
-  const dispatcher = init?.dispatcher ?? getGlobalDispatcher();
-
-  let body = await outgoingBody(request, input, init);
-  let url = new URL(request.url);
-  let method = request.method;
+  const body = await outgoingBody(request, input, init);
   const headers = new Headers(request.headers);
   for (const [name, value] of DEFAULT_HEADERS) if (!headers.has(name)) headers.set(name, value);
+  return { url: new URL(request.url), method: request.method, headers, signal, redirect: request.redirect, body };
+}
+
+export async function fetch(input: string | URL | Request, init?: FetchInit): Promise<Response> {
+  const out = simpleRequest(input, init) ?? (await fromRequest(input, init));
+  const { signal, redirect } = out;
+  if (isAborted(signal)) throw abortReason(signal);
+  const dispatcher = init?.dispatcher ?? getGlobalDispatcher();
+  let { url, method, headers, body } = out;
 
   for (let redirects = 0; ; redirects++) {
     if (!isHttp(url)) throw fetchFailed(new Error(`unsupported URL scheme: ${url.protocol}`));
-    if (signal.aborted) throw abortReason(signal);
+    if (isAborted(signal)) throw abortReason(signal);
     const handler = new FetchHandler(signal);
     const options: DispatchOptions & ScopedOptions = {
       // NODE_DEBUG=fetch prints this request's lines (core/debug.ts).
@@ -92,8 +153,8 @@ export async function fetch(input: string | URL | Request, init?: FetchInit): Pr
       origin: url.origin,
       path: url.pathname + url.search,
       method,
-      headers: [...headers].flat(),
-      body: body === null ? null : 'bytes' in body ? body.bytes : readStream(body.stream, signal),
+      headers: headers === null ? DEFAULT_FLAT : [...headers].flat(),
+      body: body === null ? null : 'bytes' in body ? body.bytes : readStream(body.stream, signal!),
     };
     try {
       dispatcher.dispatch(options, handler);
@@ -103,10 +164,10 @@ export async function fetch(input: string | URL | Request, init?: FetchInit): Pr
     }
     const head = await handler.head;
 
-    const location = REDIRECT_STATUSES.has(head.status) ? head.headers.get('location') : null;
-    if (location !== null && request.redirect !== 'manual') {
+    const location = REDIRECT_STATUSES.has(head.status) ? headerValue(head.headers, 'location') : null;
+    if (location !== null && redirect !== 'manual') {
       handler.discard();
-      if (request.redirect === 'error') throw fetchFailed(new Error('unexpected redirect'));
+      if (redirect === 'error') throw fetchFailed(new Error('unexpected redirect'));
       if (redirects >= MAX_REDIRECTS) throw fetchFailed(new Error('redirect count exceeded'));
       let next: URL;
       try {
@@ -122,30 +183,29 @@ export async function fetch(input: string | URL | Request, init?: FetchInit): Pr
       if (((head.status === 301 || head.status === 302) && method === 'POST') || (head.status === 303 && method !== 'GET' && method !== 'HEAD')) {
         method = 'GET';
         body = null;
-        for (const name of REQUEST_BODY_HEADERS) headers.delete(name);
+        if (headers !== null) for (const name of REQUEST_BODY_HEADERS) headers.delete(name);
       }
-      if (next.origin !== url.origin) for (const name of CROSS_ORIGIN_STRIPPED) headers.delete(name);
+      if (next.origin !== url.origin && headers !== null) for (const name of CROSS_ORIGIN_STRIPPED) headers.delete(name);
       url = next;
       continue;
     }
 
-    let response: Response;
     try {
       const noBody = NULL_BODY_STATUSES.has(head.status);
       if (noBody) handler.discard();
-      const decoders = noBody || method === 'HEAD' ? [] : createDecoders(head.headers.get('content-encoding'));
-      response = new Response(noBody ? null : handler.attachBody(decoders), {
-        status: head.status,
-        statusText: head.statusText,
-        headers: head.headers,
-      });
+      const decoders = noBody || method === 'HEAD' ? [] : createDecoders(headerValue(head.headers, 'content-encoding'));
+      const href = url.hash === '' ? url.href : url.href.replace(/#.*$/, '');
+      return new FetchResponse(
+        noBody ? null : handler.attachBody(decoders),
+        { status: head.status, statusText: head.statusText },
+        head.headers,
+        href,
+        redirects > 0,
+        handler,
+      );
     } catch (err) {
       handler.abort(err);
       throw fetchFailed(err);
     }
-    // Node's Response has no way to set these from outside; own properties shadow its getters.
-    Object.defineProperty(response, 'url', { value: url.href.replace(/#.*$/, ''), enumerable: true });
-    Object.defineProperty(response, 'redirected', { value: redirects > 0, enumerable: true });
-    return response;
   }
 }
