@@ -17,7 +17,7 @@ import type {
   ResponseData,
 } from '../core/types.js';
 import { BodyReadable, type BodyReadableOptions } from './body.js';
-import { deliverInfo, responseHeaders } from './response-head.js';
+import { deliverInfo, responseHeaders, type InfoCallback } from './response-head.js';
 
 // Declared through a method so its parameters are checked bivariantly: a callback typed for a
 // specific opaque type stays assignable where the dispatcher forwards it generically.
@@ -30,7 +30,6 @@ export interface RequestDispatcher {
   dispatch(options: DispatchOptions, handler: DispatchHandler): boolean;
 }
 
-type InfoCallback = (info: { statusCode: number; headers: IncomingHeaders }) => void;
 type AnyResponseData = ResponseData<unknown>;
 type AnyCallback = (err: Error | null, data: AnyResponseData) => void;
 
