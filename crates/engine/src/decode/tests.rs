@@ -239,3 +239,64 @@ fn parsing_content_encoding() {
     assert_eq!(parse_content_encoding("gzip,gzip,gzip,gzip,gzip").unwrap().unwrap().len(), 5);
     assert_eq!(parse_content_encoding("gzip,gzip,gzip,gzip,gzip,gzip").unwrap_err().kind, ErrorKind::TooManyCodings);
 }
+
+#[test]
+fn read_into_fills_the_callers_buffer_only() {
+    let data: Vec<u8> = (0..300_000u32).map(|i| (i % 251) as u8).collect();
+    for (name, enc) in encoders() {
+        let mut d = decoder(name);
+        d.feed(&enc(&data)).unwrap();
+        d.end_input();
+        let mut out = Vec::new();
+        // A buffer larger than STEP gets at most STEP; a small one is filled and never overrun.
+        let mut big = vec![0xaa; STEP + 100];
+        let n = d.read_into(&mut big).unwrap();
+        assert_eq!(n, STEP, "{name}");
+        assert_eq!(big[STEP], 0xaa, "{name}");
+        out.extend_from_slice(&big[..n]);
+        let mut small = [0u8; 1000];
+        loop {
+            let n = d.read_into(&mut small).unwrap();
+            if n == 0 {
+                break;
+            }
+            out.extend_from_slice(&small[..n]);
+        }
+        assert_eq!(out, data, "{name}");
+    }
+}
+
+#[test]
+fn state_is_freed_at_the_end_and_on_errors_without_waiting_for_drop() {
+    let data = sample();
+    for (name, enc) in encoders() {
+        let mut d = decoder(name);
+        run(&mut d, &[&enc(&data)]).unwrap();
+        assert!(d.stages.is_empty(), "{name}: complete");
+        assert_eq!(d.read().unwrap(), b"", "{name}: nothing after the end");
+    }
+    let mut d = decoder("br");
+    assert!(d.write(b"\xff\xff\xff\xff garbage").is_err());
+    assert!(d.stages.is_empty());
+    let mut d = decoder("gzip");
+    d.write(&gzip(&data)[..100]).unwrap();
+    d.release();
+    assert!(d.stages.is_empty());
+    assert_eq!(d.read().unwrap(), b"", "a released decoder is empty");
+}
+
+#[test]
+fn brotli_windows_are_reused_between_bodies() {
+    let data: Vec<u8> = (0..1_500_000u32).map(|i| (i.wrapping_mul(2654435761) >> 13) as u8).collect();
+    let z = br(&data);
+    assert_eq!(run(&mut decoder("br"), &[&z]).unwrap(), data);
+    let kept = super::recycle::kept_bytes();
+    assert!(kept >= 1024 * 1024, "the window is kept: {kept}");
+    // The next body takes it back (and decodes correctly from a zeroed block).
+    let mut d = decoder("br");
+    let first = d.write(&z).unwrap();
+    assert!(super::recycle::kept_bytes() < kept);
+    let mut out = first;
+    out.extend(run(&mut d, &[]).unwrap());
+    assert_eq!(out, data);
+}
