@@ -1,6 +1,5 @@
 //! One content coding's streaming decoder: bytes in, bytes out into a caller-sized slice, so the
 //! caller decides how much output one step may produce.
-use super::recycle::RecyclingAlloc;
 use super::{Coding, DecodeError, ErrorKind};
 use brotli_decompressor::{BrotliDecompressStream, BrotliResult, BrotliState, StandardAlloc};
 use flate2::{Decompress, FlushDecompress, Status};
@@ -26,7 +25,7 @@ pub(super) enum Flate {
 
 pub(super) enum Codec {
     Flate { z: Flate, ended: bool },
-    Brotli { state: Box<BrotliState<RecyclingAlloc, StandardAlloc, StandardAlloc>>, ended: bool },
+    Brotli { state: Box<BrotliState<StandardAlloc, StandardAlloc, StandardAlloc>>, ended: bool },
     Zstd { z: Box<zstd::stream::raw::Decoder<'static>>, ended: bool, started: bool },
 }
 
@@ -43,7 +42,7 @@ impl Codec {
             Coding::Gzip => Codec::Flate { z: Flate::Gzip(Decompress::new_gzip(15)), ended: false },
             Coding::Deflate => Codec::Flate { z: Flate::Undecided, ended: false },
             Coding::Brotli => Codec::Brotli {
-                state: Box::new(BrotliState::new(RecyclingAlloc, StandardAlloc::default(), StandardAlloc::default())),
+                state: Box::new(BrotliState::new(StandardAlloc::default(), StandardAlloc::default(), StandardAlloc::default())),
                 ended: false,
             },
             Coding::Zstd => {

@@ -4,7 +4,6 @@
 //! allocate without bound (a decompression bomb stays a loop of bounded steps the caller controls,
 //! and `max_size` ends it).
 mod codec;
-mod recycle;
 #[cfg(test)]
 mod tests;
 

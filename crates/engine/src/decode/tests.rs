@@ -284,19 +284,3 @@ fn state_is_freed_at_the_end_and_on_errors_without_waiting_for_drop() {
     assert!(d.stages.is_empty());
     assert_eq!(d.read().unwrap(), b"", "a released decoder is empty");
 }
-
-#[test]
-fn brotli_windows_are_reused_between_bodies() {
-    let data: Vec<u8> = (0..1_500_000u32).map(|i| (i.wrapping_mul(2654435761) >> 13) as u8).collect();
-    let z = br(&data);
-    assert_eq!(run(&mut decoder("br"), &[&z]).unwrap(), data);
-    let kept = super::recycle::kept_bytes();
-    assert!(kept >= 1024 * 1024, "the window is kept: {kept}");
-    // The next body takes it back (and decodes correctly from a zeroed block).
-    let mut d = decoder("br");
-    let first = d.write(&z).unwrap();
-    assert!(super::recycle::kept_bytes() < kept);
-    let mut out = first;
-    out.extend(run(&mut d, &[]).unwrap());
-    assert_eq!(out, data);
-}
