@@ -40,6 +40,23 @@ describe('Agent', () => {
     expect(Object.keys(agent.stats).sort()).toEqual([a.origin, b.origin].sort());
   });
 
+  it('every spelling of an origin reaches its one dispatcher, each time (the parsed origin is remembered)', async () => {
+    const a = await named('a');
+    const agent = cleanup.add(new Agent());
+    const spellings = [a.origin, `${a.origin}/`, new URL(a.origin), new URL(`${a.origin}/x?y`), a.origin.toUpperCase()];
+    for (let round = 0; round < 2; round++) {
+      for (const [i, origin] of spellings.entries()) {
+        expect(await text(agent, { origin, path: `/${round}${i}`, method: 'GET' })).toBe(`a /${round}${i}`);
+      }
+    }
+    expect(a.conns).toHaveLength(1);
+    expect(Object.keys(agent.stats)).toEqual([a.origin]);
+    // A bad origin is refused on every call, not remembered.
+    for (let i = 0; i < 2; i++) {
+      expect(() => agent.dispatch({ origin: 'not a url', path: '/', method: 'GET' }, {})).toThrow(errors.InvalidArgumentError);
+    }
+  });
+
   it('creates dispatchers through `factory`, with the agent options minus its own', async () => {
     const a = await named('a');
     const calls: [string, Record<string, unknown>][] = [];

@@ -168,3 +168,38 @@ describe('WebSocket: message events after close()', () => {
     await socketClosed;
   });
 });
+
+describe('WebSocket: writes of one tick go out together', () => {
+  it('sends, a pong reply and close() made in one tick reach the server whole and in order', async () => {
+    const { onPeer, peer } = peerPromise();
+    const s = await server(onPeer);
+    const ws = await opened(socket(s.ws));
+    const p = await peer;
+    ws.onmessage = () => {
+      ws.send('a');
+      ws.send(Buffer.from('b'));
+      ws.send('c'.repeat(20_000)); // past the size where the codec's output moves out instead of being copied
+      expect(ws.bufferedAmount).toBe(20_002);
+      ws.close(1000, 'bye');
+    };
+    // A ping, then a message: the pong reply is queued before the handler's frames.
+    p.send(Buffer.concat([frame(9, 'hi'), frame(1, 'go')]));
+    const got: [number, string, boolean][] = [];
+    for (let i = 0; i < 5; i++) {
+      const f = (await p.nextFrame())!;
+      got.push([f.opcode, f.opcode === 8 ? `${f.payload.readUInt16BE(0)} ${f.payload.subarray(2)}` : f.payload.toString(), f.masked]);
+    }
+    expect(got).toEqual([
+      [10, 'hi', true],
+      [1, 'a', true],
+      [2, 'b', true],
+      [1, 'c'.repeat(20_000), true],
+      [8, '1000 bye', true],
+    ]);
+    p.send(frame(8, Buffer.from([0x03, 0xe8])));
+    p.socket.end();
+    const close = await closeOf(ws);
+    expect(close.wasClean).toBe(true);
+    expect(ws.bufferedAmount).toBe(0);
+  });
+});

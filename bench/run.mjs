@@ -17,7 +17,7 @@
 //   --scenarios=a,b          subset of small,64k,https,h2,h2-64k,new-connections,
 //                            new-connections-no-resume,cache,latency,memory
 //                            ws-100,ws-64k (WebSocket echo: their own contenders ferro-/undici-websocket)
-//                            decompress-gzip,decompress-br,dns,dns-off (env BENCH_SCENARIOS)
+//                            decompress-gzip,decompress-br,dns,dns-off,agent (env BENCH_SCENARIOS)
 //   --server-cpus=LIST       pin the server to these CPUs (taskset list, e.g. 0 or 0-7)
 //   --client-cpus=LIST       pin every client turn to these CPUs (e.g. 1 or 8,9)
 //   --server-workers=N       run the server as a node:cluster of N processes (default 1)
@@ -120,7 +120,7 @@ const opt = {
   scenarios: list(
     args.scenarios ??
       env.BENCH_SCENARIOS ??
-      'small,64k,https,h2,h2-64k,new-connections,new-connections-no-resume,cache,latency,memory,ws-100,ws-64k,decompress-gzip,decompress-br,dns,dns-off',
+      'small,64k,https,h2,h2-64k,new-connections,new-connections-no-resume,cache,latency,memory,ws-100,ws-64k,decompress-gzip,decompress-br,dns,dns-off,agent',
   ),
   serverCpus: cpuList(args['server-cpus'], 'server-cpus'),
   clientCpus: cpuList(args['client-cpus'], 'client-cpus'),
@@ -208,6 +208,8 @@ const SCENARIOS = {
   // An Agent to http://localhost:<port>, with interceptors.dns and without.
   dns: { ...THROUGHPUT, agent: true, host: 'localhost', interceptor: 'dns', path: '/small', expectBytes: 12, title: 'localhost through dns' },
   'dns-off': { ...THROUGHPUT, agent: true, host: 'localhost', path: '/small', expectBytes: 12, title: 'localhost without dns' },
+  // As `small` through an Agent (same address): its cost over `small` is the Agent's per-request routing.
+  agent: { ...THROUGHPUT, agent: true, path: '/small', expectBytes: 12, title: 'Agent to 127.0.0.1, small body' },
   latency: {
     mode: 'latency',
     noFetch: true,

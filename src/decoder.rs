@@ -1,6 +1,8 @@
 //! `NativeDecoder`: the engine's content decoders (crates/engine/src/decode) for one response
 //! body, called synchronously from JS with buffers in and out (DESIGN §2: no Promise per chunk).
-use ferro_engine::decode::{parse_content_encoding, DecodeError, Decoder, ErrorKind};
+//! JS owns the output memory (`readInto`): decoded bytes land in buffers V8 allocated and accounts
+//! for, so its GC sees them and no native allocation is freed on another schedule.
+use ferro_engine::decode::{live_decoders, parse_content_encoding, DecodeError, Decoder, ErrorKind};
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
 
@@ -15,10 +17,6 @@ fn to_js(e: DecodeError) -> Error<String> {
     Error::new(code.to_string(), e.to_string())
 }
 
-fn out(v: Vec<u8>) -> Option<Buffer> {
-    (!v.is_empty()).then(|| Buffer::from(v))
-}
-
 #[napi]
 pub struct NativeDecoder {
     inner: Decoder,
@@ -26,21 +24,30 @@ pub struct NativeDecoder {
 
 #[napi]
 impl NativeDecoder {
-    /// Decoded bytes (at most 64 KiB) or null when none are ready; call `read` until null.
+    /// Adds compressed bytes without decoding: `readInto` drains them.
     #[napi(catch_unwind)]
-    pub fn write(&mut self, chunk: BufferSlice<'_>) -> std::result::Result<Option<Buffer>, Error<String>> {
-        self.inner.write(&chunk).map(out).map_err(to_js)
+    pub fn push(&mut self, chunk: BufferSlice<'_>) -> std::result::Result<(), Error<String>> {
+        self.inner.feed(&chunk).map_err(to_js)
     }
 
+    /// Ends the input: `readInto` drains the rest (and throws when the stream was cut short).
     #[napi(catch_unwind)]
-    pub fn read(&mut self) -> std::result::Result<Option<Buffer>, Error<String>> {
-        self.inner.read().map(out).map_err(to_js)
+    pub fn end(&mut self) {
+        self.inner.end_input();
     }
 
-    /// Ends the input; the rest comes from this and `read` until null (throws when cut short).
+    /// Frees the decoder's state now (the body was abandoned); after a complete or failed body
+    /// the engine has already done so.
     #[napi(catch_unwind)]
-    pub fn finish(&mut self) -> std::result::Result<Option<Buffer>, Error<String>> {
-        self.inner.finish().map(out).map_err(to_js)
+    pub fn release(&mut self) {
+        self.inner.release();
+    }
+
+    /// Decodes into `out` (a JS-allocated buffer, so V8 accounts for the memory and nothing is
+    /// allocated natively) and returns the byte count; 0: none ready until more input (after `end`: the body is complete).
+    #[napi(catch_unwind)]
+    pub fn read_into(&mut self, mut out: BufferSlice<'_>) -> std::result::Result<u32, Error<String>> {
+        self.inner.read_into(&mut out).map(|n| n as u32).map_err(to_js)
     }
 }
 
@@ -56,4 +63,12 @@ pub fn create_decoder(content_encoding: String, max_size: f64, lenient: bool) ->
     };
     let max = (max_size > 0.0).then_some(max_size as u64);
     Decoder::new(&codings, max, lenient).map(|inner| Some(NativeDecoder { inner })).map_err(to_js)
+}
+
+/// Decoders in this process still holding state (leak checks in tests: 0 once every body has
+/// ended, failed or been abandoned).
+#[cfg_attr(test, allow(dead_code))]
+#[napi(catch_unwind)]
+pub fn live_decoders_count() -> u32 {
+    live_decoders() as u32
 }

@@ -1,6 +1,6 @@
 //! `NativeWebSocket`: the engine's RFC 6455 codec for one upgraded connection, driven by
 //! synchronous calls from ts/websocket/ (bytes read in → packed events out; messages in → frame
-//! bytes out). Events are packed as `kind u8 | length u32 LE | payload`, kinds below.
+//! bytes out, batched per JS tick). Events are packed as `kind u8 | length u32 LE | payload`, kinds below.
 use ferro_engine::ws::{self, Codec, Sink};
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
@@ -11,26 +11,31 @@ const PING: u8 = 3;
 const PONG: u8 = 4;
 /// payload: code u16 LE (0: none) | reason
 const CLOSE: u8 = 5;
-/// payload: bytes to write to the socket
+/// no payload: the codec queued frames of its own (`takeFrames`)
 const WRITE: u8 = 6;
 /// payload: close code sent u16 LE | reason
 const FAIL: u8 = 7;
 
-struct Packer(Vec<u8>);
+/// `feed`'s sink: decoded events packed into `events`; frames the codec answers with (pongs, the
+/// close reply) appended to the connection's outgoing bytes, announced by an empty WRITE event.
+struct Packer<'a> {
+    events: &'a mut Vec<u8>,
+    out: &'a mut Vec<u8>,
+}
 
-impl Packer {
+impl Packer<'_> {
     fn push(&mut self, kind: u8, parts: &[&[u8]]) {
         let len: usize = parts.iter().map(|p| p.len()).sum();
-        self.0.reserve(5 + len);
-        self.0.push(kind);
-        self.0.extend_from_slice(&(len as u32).to_le_bytes());
+        self.events.reserve(5 + len);
+        self.events.push(kind);
+        self.events.extend_from_slice(&(len as u32).to_le_bytes());
         for p in parts {
-            self.0.extend_from_slice(p);
+            self.events.extend_from_slice(p);
         }
     }
 }
 
-impl Sink for Packer {
+impl Sink for Packer<'_> {
     fn message(&mut self, text: bool, data: &[u8]) {
         self.push(if text { TEXT } else { BINARY }, &[data]);
     }
@@ -47,8 +52,26 @@ impl Sink for Packer {
         self.push(FAIL, &[&code.to_le_bytes(), reason.as_bytes()]);
     }
     fn write(&mut self, bytes: &[u8]) {
-        self.push(WRITE, &[bytes]);
+        self.out.extend_from_slice(bytes);
+        self.push(WRITE, &[]);
     }
+}
+
+/// Up to this size, bytes for JS are copied into a V8 buffer and the Vec is kept for the next
+/// call: cheaper than an external buffer (an allocation, a finalizer) per small message. Larger
+/// ones move out whole, without a copy.
+const COPY_MAX: usize = 16 * 1024;
+
+fn hand_over<'env>(env: &'env Env, v: &mut Vec<u8>) -> Result<Option<Either<BufferSlice<'env>, Buffer>>> {
+    if v.is_empty() {
+        return Ok(None);
+    }
+    if v.len() > COPY_MAX {
+        return Ok(Some(Either::B(Buffer::from(std::mem::take(v)))));
+    }
+    let b = BufferSlice::copy_from(env, &v[..])?;
+    v.clear();
+    Ok(Some(Either::A(b)))
 }
 
 /// The `Sec-WebSocket-Extensions` value a client offers.
@@ -62,6 +85,10 @@ pub fn websocket_extension_offer() -> &'static str {
 #[napi]
 pub struct NativeWebSocket {
     codec: Codec,
+    /// Frame bytes made since the last `takeFrames`: JS sends what one tick produced in one write.
+    out: Vec<u8>,
+    /// `feed`'s packed events (kept between calls).
+    events: Vec<u8>,
 }
 
 #[napi]
@@ -72,44 +99,47 @@ impl NativeWebSocket {
     pub fn new(extensions: String, max_message: f64) -> Result<Self> {
         let deflate = ws::parse_extensions(&extensions).map_err(Error::from_reason)?;
         let max = if max_message > 0.0 { max_message.min(usize::MAX as f64) as usize } else { ws::DEFAULT_MAX_MESSAGE };
-        Ok(NativeWebSocket { codec: Codec::new(max, deflate) })
+        Ok(NativeWebSocket { codec: Codec::new(max, deflate), out: Vec::new(), events: Vec::new() })
     }
 
-    /// Decodes bytes read from the server into packed events.
+    /// Decodes bytes read from the server into packed events (null: none). A WRITE event means
+    /// the codec queued frames of its own (see `takeFrames`).
     #[napi(catch_unwind)]
-    pub fn feed(&mut self, chunk: BufferSlice<'_>) -> Buffer {
-        let mut out = Packer(Vec::new());
-        self.codec.feed(&chunk, &mut out);
-        out.0.into()
+    pub fn feed<'env>(&mut self, env: &'env Env, chunk: BufferSlice<'_>) -> Result<Option<Either<BufferSlice<'env>, Buffer>>> {
+        let mut sink = Packer { events: &mut self.events, out: &mut self.out };
+        self.codec.feed(&chunk, &mut sink);
+        hand_over(env, &mut self.events)
     }
 
-    /// A text message as frame bytes; null once a close went out.
+    /// Queues a text message's frame; false once a close went out.
     #[napi(catch_unwind)]
-    pub fn text(&mut self, data: String) -> Option<Buffer> {
-        let mut out = Vec::new();
-        self.codec.encode_message(true, data.as_bytes(), &mut out).then(|| out.into())
+    pub fn text(&mut self, data: String) -> bool {
+        self.codec.encode_message(true, data.as_bytes(), &mut self.out)
     }
 
-    /// A binary message as frame bytes; null once a close went out.
+    /// Queues a binary message's frame; false once a close went out.
     #[napi(catch_unwind)]
-    pub fn binary(&mut self, data: BufferSlice<'_>) -> Option<Buffer> {
-        let mut out = Vec::new();
-        self.codec.encode_message(false, &data, &mut out).then(|| out.into())
+    pub fn binary(&mut self, data: BufferSlice<'_>) -> bool {
+        self.codec.encode_message(false, &data, &mut self.out)
     }
 
-    /// A ping (or unsolicited pong) frame; null once a close went out or over 125 bytes.
+    /// Queues a ping (or unsolicited pong) frame; false once a close went out or over 125 bytes.
     #[napi(catch_unwind)]
-    pub fn ping(&mut self, pong: bool, data: BufferSlice<'_>) -> Option<Buffer> {
-        let mut out = Vec::new();
-        self.codec.encode_ping(pong, &data, &mut out).then(|| out.into())
+    pub fn ping(&mut self, pong: bool, data: BufferSlice<'_>) -> bool {
+        self.codec.encode_ping(pong, &data, &mut self.out)
     }
 
-    /// The close frame (`code` negative: none); null when one already went out.
+    /// Queues the close frame (`code` negative: none); false when one already went out.
     #[napi(catch_unwind)]
-    pub fn close(&mut self, code: i32, reason: String) -> Option<Buffer> {
-        let mut out = Vec::new();
+    pub fn close(&mut self, code: i32, reason: String) -> bool {
         let code = u16::try_from(code).ok();
-        self.codec.encode_close(code, reason.as_bytes(), &mut out).then(|| out.into())
+        self.codec.encode_close(code, reason.as_bytes(), &mut self.out)
+    }
+
+    /// Every frame queued since the last call, in order, as one buffer; null when none.
+    #[napi(catch_unwind)]
+    pub fn take_frames<'env>(&mut self, env: &'env Env) -> Result<Option<Either<BufferSlice<'env>, Buffer>>> {
+        hand_over(env, &mut self.out)
     }
 
     /// Both close frames were exchanged: a TCP close now is a clean close.

@@ -23,6 +23,12 @@ class EngineDecodeStream extends Transform {
     this.#pump(() => this.#decoder.finish(), callback);
   }
 
+  override _destroy(err: Error | null, callback: (error?: Error | null) => void): void {
+    // A body cancelled before its end: free the engine-side state now, not at some later GC.
+    this.#decoder.release();
+    callback(err);
+  }
+
   override _read(size: number): void {
     const waiting = this.#waiting;
     if (waiting === null) return super._read(size);

@@ -255,6 +255,8 @@ class DecompressHandler implements DispatchHandler, DispatchController {
   #fail(err: Error): void {
     if (this.#terminated) return;
     this.#terminated = true;
+    this.#decoder?.release();
+    this.#held = [];
     this.#handler.onResponseError?.(this, err);
   }
 }

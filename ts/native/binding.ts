@@ -98,9 +98,14 @@ export interface NativeEngine {
 
 /** One body's content decoder (src/decoder.rs); each call returns at most 64 KiB, null: none ready. */
 export interface NativeDecoder {
-  write(chunk: Buffer): Buffer | null;
-  read(): Buffer | null;
-  finish(): Buffer | null;
+  /** Adds compressed bytes; `readInto` decodes them. */
+  push(chunk: Buffer): void;
+  /** Ends the input. */
+  end(): void;
+  /** Decodes into `out` (at most 64 KiB); 0: nothing until more input (after `end`: complete). */
+  readInto(out: Buffer): number;
+  /** Frees the state of a decoder whose body was abandoned (done already after the end or an error). */
+  release(): void;
 }
 
 /** The engine's process-wide resolver (src/dns.rs); results arrive packed through `onResults`. */
@@ -117,6 +122,8 @@ export interface NativeBinding {
   NativeEngine: new (onEvents: (batch: Buffer) => void, workers?: number, inline?: boolean) => NativeEngine;
   /** Null when the body passes as it is; throws (code DECODE_TOO_MANY_CODINGS) on a hostile list. */
   createDecoder(contentEncoding: string, maxSize: number, lenient: boolean): NativeDecoder | null;
+  /** Decoders in the process still holding state (leak checks). */
+  liveDecodersCount(): number;
   /** True in debug builds, which carry test-only hooks (see `src/binding.rs`). */
   testHooks(): boolean;
 }

@@ -94,7 +94,8 @@ export class WebSocketConnection implements CodecSink {
   #attach(socket: Duplex): void {
     this.#socket = socket;
     socket.on('data', (chunk: Buffer) => {
-      if (this.#codec !== null) decodeEvents(this.#codec.feed(chunk), this);
+      const events = this.#codec?.feed(chunk) ?? null;
+      if (events !== null) decodeEvents(events, this);
     });
     // The server finished: nothing more can come, so the connection is over.
     socket.on('end', () => socket.destroy());
@@ -102,37 +103,68 @@ export class WebSocketConnection implements CodecSink {
     socket.on('close', () => this.#closed(null));
   }
 
-  /** Queues frame bytes carrying `amount` bytes of application data; `done` once written. */
-  #write(frame: Buffer, amount: number, done?: () => void): void {
+  /**
+   * The codec queued a frame carrying `amount` bytes of application data; `done` once written.
+   * Frames queued in one tick go out as one socket write from a microtask: a handler answering a
+   * batch of messages costs one write (and one engine wake-up) instead of one per message.
+   */
+  #queued(amount: number, done?: () => void): void {
     const socket = this.#socket;
-    if (socket === null || socket.destroyed || socket.writableEnded) return done?.();
-    if (amount === 0 && done === undefined) {
-      socket.write(frame);
-      return;
+    if (socket === null || socket.destroyed || socket.writableEnded) {
+      this.#codec?.takeFrames();
+      return done?.();
     }
     this.bufferedAmount += amount;
-    socket.write(frame, () => {
-      this.bufferedAmount -= amount;
-      done?.();
-    });
+    this.#outAmount += amount;
+    if (done !== undefined) (this.#outDone ??= []).push(done);
+    if (!this.#flushQueued) {
+      this.#flushQueued = true;
+      queueMicrotask(this.#flush);
+    }
   }
 
+  /** Application bytes and write callbacks of the frames not yet handed to the socket. */
+  #outAmount = 0;
+  #outDone: (() => void)[] | null = null;
+  #flushQueued = false;
+
+  /** Writes every queued frame, in order, as one buffer. */
+  readonly #flush = (): void => {
+    this.#flushQueued = false;
+    const frames = this.#codec?.takeFrames() ?? null;
+    const amount = this.#outAmount;
+    const done = this.#outDone;
+    this.#outAmount = 0;
+    this.#outDone = null;
+    const socket = this.#socket;
+    if (frames === null || socket === null || socket.destroyed || socket.writableEnded) {
+      this.bufferedAmount -= amount;
+      if (done !== null) for (const d of done) d();
+      return;
+    }
+    if (amount === 0 && done === null) {
+      socket.write(frames);
+      return;
+    }
+    socket.write(frames, () => {
+      this.bufferedAmount -= amount;
+      if (done !== null) for (const d of done) d();
+    });
+  };
+
   sendText(data: string, amount: number, done?: () => void): void {
-    const frame = this.#codec?.text(data);
-    if (frame) this.#write(frame, amount, done);
+    if (this.#codec?.text(data)) this.#queued(amount, done);
     else done?.();
   }
 
   sendBinary(data: Uint8Array, done?: () => void): void {
-    const frame = this.#codec?.binary(data);
-    if (frame) this.#write(frame, data.byteLength, done);
+    if (this.#codec?.binary(data)) this.#queued(data.byteLength, done);
     else done?.();
   }
 
   /** A ping (or an unsolicited pong) of at most 125 bytes. */
   ping(data: Uint8Array, pong = false): void {
-    const frame = this.readyState === OPEN ? this.#codec?.ping(pong, data) : null;
-    if (frame) this.#write(frame, 0);
+    if (this.readyState === OPEN && this.#codec?.ping(pong, data)) this.#queued(0);
   }
 
   /** Starts the closing handshake; `code` undefined: a close frame without a status. */
@@ -144,8 +176,7 @@ export class WebSocketConnection implements CodecSink {
       return;
     }
     this.readyState = CLOSING;
-    const frame = this.#codec!.close(code ?? -1, reason);
-    if (frame) this.#write(frame, 0);
+    if (this.#codec!.close(code ?? -1, reason)) this.#queued(0);
     // The server's close frame may sit behind unread messages: read on, whatever a reader wants.
     this.setReading(true);
     this.#armTimer();
@@ -165,6 +196,8 @@ export class WebSocketConnection implements CodecSink {
   /** Both sides sent their close (or we failed): half-close and wait for the server's FIN. */
   #finishWriting(): void {
     this.readyState = CLOSING;
+    // Whatever is queued (the close reply last) goes out before the half-close.
+    this.#flush();
     const socket = this.#socket;
     if (socket !== null && !socket.destroyed && !socket.writableEnded) socket.end();
     this.setReading(true);
@@ -204,8 +237,8 @@ export class WebSocketConnection implements CodecSink {
     this.#received = { code, reason };
     this.#finishWriting();
   }
-  onWrite(bytes: Buffer): void {
-    this.#write(bytes, 0);
+  onWrite(): void {
+    this.#queued(0);
   }
   onFail(code: number, reason: string): void {
     this.#error ??= new TypeError(`WebSocket connection failed (${code}): ${reason}`);

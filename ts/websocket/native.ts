@@ -2,12 +2,18 @@
 // events its `feed` returns.
 import { binding } from '../native/binding.js';
 
+/**
+ * Frames are queued in the codec (`text`, `binary`, `ping`, `close` return false once a close went
+ * out) and taken together with `takeFrames`: one socket write for all a tick produced.
+ */
 export interface NativeWebSocket {
-  feed(chunk: Buffer): Buffer;
-  text(data: string): Buffer | null;
-  binary(data: Uint8Array): Buffer | null;
-  ping(pong: boolean, data: Uint8Array): Buffer | null;
-  close(code: number, reason: string): Buffer | null;
+  /** Packed events (null: none). */
+  feed(chunk: Buffer): Buffer | null;
+  text(data: string): boolean;
+  binary(data: Uint8Array): boolean;
+  ping(pong: boolean, data: Uint8Array): boolean;
+  close(code: number, reason: string): boolean;
+  takeFrames(): Buffer | null;
   readonly closedCleanly: boolean;
 }
 
@@ -33,8 +39,8 @@ export interface CodecSink {
   onPong(data: Buffer): void;
   /** The server's close frame; `code` 1005 when it carried none. */
   onCloseFrame(code: number, reason: string): void;
-  /** Bytes the codec wants written (pong replies, close frames). */
-  onWrite(bytes: Buffer): void;
+  /** The codec queued frames of its own (pong replies, close frames): `takeFrames` has them. */
+  onWrite(): void;
   /** We failed the connection with close `code` (a close frame with it went out). */
   onFail(code: number, reason: string): void;
 }
@@ -75,7 +81,7 @@ export function decodeEvents(batch: Buffer, sink: CodecSink): void {
         break;
       }
       case WRITE:
-        sink.onWrite(batch.subarray(start, end));
+        sink.onWrite();
         break;
       case FAIL:
         sink.onFail(batch.readUInt16LE(start), batch.toString('utf8', start + 2, end));

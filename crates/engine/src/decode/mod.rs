@@ -10,6 +10,15 @@ mod tests;
 use codec::Codec;
 pub use codec::ZSTD_WINDOW_LOG_MAX;
 use std::fmt;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// Decoders in the process still holding their state (not yet complete, failed or released).
+static LIVE: AtomicUsize = AtomicUsize::new(0);
+
+/// How many decoders hold state now: a leak check for their owners (tests).
+pub fn live_decoders() -> usize {
+    LIVE.load(Ordering::Relaxed)
+}
 
 /// Most bytes one `write` / `read` / `finish` call returns, and most bytes held between stages.
 pub const STEP: usize = 64 * 1024;
@@ -142,55 +151,95 @@ impl Decoder {
                 Ok(Stage { coding, codec: Codec::new(coding)?, buf: Vec::new(), pos: 0, seen_input: false, produced: 0 })
             })
             .collect::<Result<Vec<_>, DecodeError>>()?;
+        LIVE.fetch_add(1, Ordering::Relaxed);
         Ok(Decoder { stages, input_ended: false, max_size, lenient, failed: None })
     }
 
     /// Adds compressed bytes and returns the first decoded ones (at most [`STEP`]); call
     /// [`read`](Decoder::read) until it returns nothing before writing more.
     pub fn write(&mut self, chunk: &[u8]) -> Result<Vec<u8>, DecodeError> {
+        self.feed(chunk)?;
+        self.read()
+    }
+
+    /// Adds compressed bytes without decoding any: [`read_into`](Decoder::read_into) drains them.
+    pub fn feed(&mut self, chunk: &[u8]) -> Result<(), DecodeError> {
         if let Some(e) = &self.failed {
             return Err(e.clone());
         }
-        let first = &mut self.stages[0];
+        let Some(first) = self.stages.first_mut() else {
+            return Ok(()); // released: the body already ended
+        };
         if first.pos == first.buf.len() {
             first.buf.clear();
             first.pos = 0;
         }
         first.buf.extend_from_slice(chunk);
-        self.read()
+        Ok(())
     }
 
     /// Marks the end of the compressed input; then [`read`](Decoder::read) drains what is left.
     pub fn finish(&mut self) -> Result<Vec<u8>, DecodeError> {
-        self.input_ended = true;
+        self.end_input();
         self.read()
+    }
+
+    /// Marks the end of the compressed input (see [`finish`](Decoder::finish)) without decoding.
+    pub fn end_input(&mut self) {
+        self.input_ended = true;
     }
 
     /// The next decoded bytes (at most [`STEP`]). Empty: everything written so far is decoded; after
     /// [`finish`](Decoder::finish), empty means the body is complete.
     pub fn read(&mut self) -> Result<Vec<u8>, DecodeError> {
-        if let Some(e) = &self.failed {
-            return Err(e.clone());
-        }
-        let mut out = Vec::new();
-        let last = self.stages.len() - 1;
-        let result = self.produce(last, &mut out, STEP).and_then(|()| {
-            if out.is_empty() && self.input_ended {
-                self.check_complete()
-            } else {
-                Ok(())
-            }
-        });
-        if let Err(e) = result {
-            self.failed = Some(e.clone());
-            self.stages.clear();
-            self.stages.shrink_to_fit();
-            return Err(e);
-        }
+        let mut out = vec![0; STEP];
+        let n = self.read_into(&mut out)?;
+        out.truncate(n);
         if out.len() < out.capacity() / 4 {
             out.shrink_to_fit();
         }
         Ok(out)
+    }
+
+    /// Decodes into the caller's buffer (at most [`STEP`] bytes, never more than `out` holds) and
+    /// returns how many bytes it wrote, with [`read`](Decoder::read)'s meaning of 0. The caller
+    /// owns the memory: JS hands in a buffer its GC accounts for, and nothing is allocated here.
+    pub fn read_into(&mut self, out: &mut [u8]) -> Result<usize, DecodeError> {
+        if let Some(e) = &self.failed {
+            return Err(e.clone());
+        }
+        let Some(last) = self.stages.len().checked_sub(1) else {
+            return Ok(0); // released
+        };
+        let limit = out.len().min(STEP);
+        let result = self.produce(last, &mut out[..limit]).and_then(|n| {
+            if n == 0 && self.input_ended {
+                self.check_complete().map(|()| 0)
+            } else {
+                Ok(n)
+            }
+        });
+        match &result {
+            Err(e) => {
+                self.failed = Some(e.clone());
+                self.release();
+            }
+            // The body is complete: nothing more will come out.
+            Ok(0) if self.input_ended => self.release(),
+            Ok(_) => {}
+        }
+        result
+    }
+
+    /// Frees the decoders' state (a brotli window is up to 16 MiB) now rather than when the owner
+    /// is dropped: a JS owner is dropped by a GC that does not see this memory. Called on its own
+    /// once the body is complete or has failed; afterwards `read_into` returns 0.
+    pub fn release(&mut self) {
+        if !self.stages.is_empty() {
+            LIVE.fetch_sub(1, Ordering::Relaxed);
+        }
+        self.stages.clear();
+        self.stages.shrink_to_fit();
     }
 
     fn check_complete(&self) -> Result<(), DecodeError> {
@@ -203,35 +252,29 @@ impl Decoder {
         Ok(())
     }
 
-    /// Appends up to `limit - out.len()` decoded bytes of stage `i` to `out`, pulling input from
-    /// stage `i - 1` (at most [`STEP`] held at a time) or the written bytes for stage 0.
-    fn produce(&mut self, i: usize, out: &mut Vec<u8>, limit: usize) -> Result<(), DecodeError> {
+    /// Fills `out` (as far as it can) with decoded bytes of stage `i` and returns how many, pulling
+    /// input from stage `i - 1` (at most [`STEP`] held at a time) or the written bytes for stage 0.
+    fn produce(&mut self, i: usize, out: &mut [u8]) -> Result<usize, DecodeError> {
+        let mut n = 0;
         loop {
-            let room = limit - out.len();
-            if room == 0 {
-                return Ok(());
+            if n == out.len() {
+                return Ok(n);
             }
             if i > 0 && self.stages[i].pos == self.stages[i].buf.len() {
                 let mut buf = std::mem::take(&mut self.stages[i].buf);
-                buf.clear();
-                self.produce(i - 1, &mut buf, STEP)?;
+                buf.resize(STEP, 0);
+                let r = self.produce(i - 1, &mut buf);
+                buf.truncate(*r.as_ref().unwrap_or(&0));
                 let st = &mut self.stages[i];
                 st.buf = buf;
                 st.pos = 0;
+                r?;
             }
             let st = &mut self.stages[i];
             let input = &st.buf[st.pos..];
             st.seen_input |= !input.is_empty();
-            let start = out.len();
-            out.resize(start + room, 0);
-            let step = match st.codec.step(st.coding, input, &mut out[start..]) {
-                Ok(s) => s,
-                Err(e) => {
-                    out.truncate(start);
-                    return Err(e);
-                }
-            };
-            out.truncate(start + step.produced);
+            let step = st.codec.step(st.coding, input, &mut out[n..])?;
+            n += step.produced;
             st.pos += step.consumed;
             st.produced += step.produced as u64;
             if let Some(max) = self.max_size {
@@ -246,7 +289,7 @@ impl Decoder {
             if step.consumed == 0 && step.produced == 0 {
                 // No progress with what this stage holds: it needs more input than is there.
                 if i == 0 || !self.pull_more(i)? {
-                    return Ok(());
+                    return Ok(n);
                 }
             }
         }
@@ -258,11 +301,19 @@ impl Decoder {
         let pos = self.stages[i].pos;
         buf.drain(..pos);
         let before = buf.len();
-        let r = self.produce(i - 1, &mut buf, before + STEP);
+        buf.resize(before + STEP, 0);
+        let r = self.produce(i - 1, &mut buf[before..]);
+        let got = *r.as_ref().unwrap_or(&0);
+        buf.truncate(before + got);
         let st = &mut self.stages[i];
-        let grew = buf.len() > before;
         st.buf = buf;
         st.pos = 0;
-        r.map(|()| grew)
+        r.map(|_| got > 0)
+    }
+}
+
+impl Drop for Decoder {
+    fn drop(&mut self) {
+        self.release();
     }
 }

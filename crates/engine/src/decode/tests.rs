@@ -239,3 +239,48 @@ fn parsing_content_encoding() {
     assert_eq!(parse_content_encoding("gzip,gzip,gzip,gzip,gzip").unwrap().unwrap().len(), 5);
     assert_eq!(parse_content_encoding("gzip,gzip,gzip,gzip,gzip,gzip").unwrap_err().kind, ErrorKind::TooManyCodings);
 }
+
+#[test]
+fn read_into_fills_the_callers_buffer_only() {
+    let data: Vec<u8> = (0..300_000u32).map(|i| (i % 251) as u8).collect();
+    for (name, enc) in encoders() {
+        let mut d = decoder(name);
+        d.feed(&enc(&data)).unwrap();
+        d.end_input();
+        let mut out = Vec::new();
+        // A buffer larger than STEP gets at most STEP; a small one is filled and never overrun.
+        let mut big = vec![0xaa; STEP + 100];
+        let n = d.read_into(&mut big).unwrap();
+        assert_eq!(n, STEP, "{name}");
+        assert_eq!(big[STEP], 0xaa, "{name}");
+        out.extend_from_slice(&big[..n]);
+        let mut small = [0u8; 1000];
+        loop {
+            let n = d.read_into(&mut small).unwrap();
+            if n == 0 {
+                break;
+            }
+            out.extend_from_slice(&small[..n]);
+        }
+        assert_eq!(out, data, "{name}");
+    }
+}
+
+#[test]
+fn state_is_freed_at_the_end_and_on_errors_without_waiting_for_drop() {
+    let data = sample();
+    for (name, enc) in encoders() {
+        let mut d = decoder(name);
+        run(&mut d, &[&enc(&data)]).unwrap();
+        assert!(d.stages.is_empty(), "{name}: complete");
+        assert_eq!(d.read().unwrap(), b"", "{name}: nothing after the end");
+    }
+    let mut d = decoder("br");
+    assert!(d.write(b"\xff\xff\xff\xff garbage").is_err());
+    assert!(d.stages.is_empty());
+    let mut d = decoder("gzip");
+    d.write(&gzip(&data)[..100]).unwrap();
+    d.release();
+    assert!(d.stages.is_empty());
+    assert_eq!(d.read().unwrap(), b"", "a released decoder is empty");
+}
