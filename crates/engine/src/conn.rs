@@ -2,11 +2,11 @@
 //! backpressure (pause stops reading), timeouts and keep-alive. Reads, writes, control flags and
 //! timers are all handled in one hand-written `poll`, so a connection is a single task and a single
 //! wake-up serves everything that became ready.
-use crate::engine::EventSink;
+use crate::owner::{ConnOwner, Taker};
+use crate::registry::{EventSink, Shared};
 use crate::error::{errno_name, ErrorCode};
 use crate::events::{self, Writer};
 use crate::h1::{encode::encode_chunk, encode::LAST_CHUNK, encode_request_head, BodyFraming, Decoded, Expect, ResponseDecoder};
-use crate::pool::Pool;
 use crate::request::{flags, ReqCtl, Request, StreamLength};
 use crate::transport::{bridge, ConnectError, Transport};
 use bytes::BytesMut;
@@ -30,36 +30,22 @@ const MAX_RETRIES: u8 = 3;
 #[cfg(debug_assertions)]
 pub const PANIC_TEST_PATH: &str = "/__ferro_test_panic__";
 
-/// Counts a connection task as alive for as long as it exists (also when it ends by a panic or
-/// an abort).
-struct Alive(Arc<crate::engine::Shared>);
-impl Alive {
-    fn new(shared: &Arc<crate::engine::Shared>) -> Alive {
-        shared.conns.fetch_add(1, std::sync::atomic::Ordering::AcqRel);
-        Alive(shared.clone())
-    }
-}
-impl Drop for Alive {
-    fn drop(&mut self) {
-        self.0.conns.fetch_sub(1, std::sync::atomic::Ordering::AcqRel);
-    }
-}
-
-pub(crate) async fn run(pool: Arc<Pool>, conn_id: u64) {
-    let _alive = Alive::new(&pool.shared);
+pub(crate) async fn run(pool: Arc<dyn ConnOwner>, conn_id: u64) {
+    // Counted as alive for as long as the task exists (also when it ends by a panic or an abort).
+    let _alive = pool.shared().conn_alive();
     // A bridged socket's addresses come from JS, which knows them.
     let mut bridge_addrs = None;
-    pool.on_connecting();
-    let connected = if pool.opts.bridged {
+    pool.connecting();
+    let connected = if pool.opts().bridged {
         let started = tokio::time::Instant::now();
-        match bridge::open(&pool.shared, pool.id, pool.opts.connect_timeout).await {
+        match bridge::open(pool.shared(), pool.id(), pool.opts().connect_timeout).await {
             Ok((io, addrs)) => {
                 bridge_addrs = Some(addrs);
-                match pool.opts.tls.as_ref() {
+                match pool.opts().tls.as_ref() {
                     // The JS socket is a plain byte stream (a proxy tunnel): TLS to the origin is
                     // the engine's, within what is left of the connect timeout.
                     Some(tls) => {
-                        let left = pool.opts.connect_timeout.map(|t| t.saturating_sub(started.elapsed()));
+                        let left = pool.opts().connect_timeout.map(|t| t.saturating_sub(started.elapsed()));
                         Transport::tls_over_bridge(io, tls, left).await
                     }
                     None => Ok(Transport::Bridged(io)),
@@ -68,25 +54,25 @@ pub(crate) async fn run(pool: Arc<Pool>, conn_id: u64) {
             Err(e) => Err(e),
         }
     } else {
-        Transport::connect(&pool.opts.target, pool.opts.tls.as_ref(), pool.opts.connect_timeout).await
+        Transport::connect(&pool.opts().target, pool.opts().tls.as_ref(), pool.opts().connect_timeout).await
     };
     let io = match connected {
         Ok(io) => io,
         Err(ConnectError::Timeout) => {
-            return pool.on_connect_failed(conn_id, ErrorCode::ConnectTimeout, "", "Connect Timeout Error");
+            return pool.connect_failed(conn_id, ErrorCode::ConnectTimeout, "", "Connect Timeout Error");
         }
         Err(ConnectError::Io(e)) => {
             let msg = format!("connect {}: {e}", errno_name(&e));
-            return pool.on_connect_failed(conn_id, ErrorCode::Connect, errno_name(&e), &msg);
+            return pool.connect_failed(conn_id, ErrorCode::Connect, errno_name(&e), &msg);
         }
         Err(ConnectError::Tls { errno, message }) => {
-            return pool.on_connect_failed(conn_id, ErrorCode::Connect, errno, &message);
+            return pool.connect_failed(conn_id, ErrorCode::Connect, errno, &message);
         }
         Err(ConnectError::Bridge { code, errno, message }) => {
-            return pool.on_connect_failed(conn_id, code, &errno, &message);
+            return pool.connect_failed(conn_id, code, &errno, &message);
         }
     };
-    if let (Some(idle), Some(tcp)) = (pool.opts.tcp_keep_alive, io.tcp()) {
+    if let (Some(idle), Some(tcp)) = (pool.opts().tcp_keep_alive, io.tcp()) {
         // Best effort, as Node's setKeepAlive: a socket that refuses still works.
         let mut ka = socket2::TcpKeepalive::new();
         if !idle.is_zero() {
@@ -108,12 +94,12 @@ pub(crate) async fn run(pool: Arc<Pool>, conn_id: u64) {
         addrs
     };
     // ALPN chose h2 (over the engine's TLS, or Node's for a bridged socket), or h2c by prior knowledge.
-    let h2 = if addrs.contains("|tls|") { addrs.ends_with("|tls|h2") } else { pool.opts.h2.prior_knowledge };
+    let h2 = if addrs.contains("|tls|") { addrs.ends_with("|tls|h2") } else { pool.opts().h2.prior_knowledge };
     if h2 {
         return crate::h2::session::run(pool, conn_id, io, addrs).await;
     }
     // This task speaks HTTP/1.1 (an h2 session reports "h2").
-    pool.on_connected("h1", &addrs);
+    pool.connected(conn_id, "h1", &addrs);
     let mut conn = Conn::new(pool.clone(), conn_id, io, addrs);
     let end = poll_fn(|cx| conn.poll(cx)).await;
     conn.finish(end);
@@ -156,7 +142,8 @@ struct Tunnel {
 }
 
 struct Conn {
-    pool: Arc<Pool>,
+    pool: Arc<dyn ConnOwner>,
+    shared: Arc<Shared>,
     sink: Arc<dyn EventSink>,
     id: u64,
     io: Transport,
@@ -194,13 +181,15 @@ fn far_future() -> Instant {
 }
 
 impl Conn {
-    fn new(pool: Arc<Pool>, id: u64, io: Transport, addrs: String) -> Conn {
-        let sink = pool.shared.sink.clone();
+    fn new(pool: Arc<dyn ConnOwner>, id: u64, io: Transport, addrs: String) -> Conn {
+        let shared = pool.shared().clone();
+        let sink = shared.sink.clone();
         let armed = far_future();
         Conn {
-            decoder: ResponseDecoder::new(pool.opts.max_header_size),
-            keep_alive: pool.opts.keep_alive_timeout,
+            decoder: ResponseDecoder::new(pool.opts().max_header_size),
+            keep_alive: pool.opts().keep_alive_timeout,
             pool,
+            shared,
             sink,
             id,
             io,
@@ -224,7 +213,7 @@ impl Conn {
     }
 
     fn pipelining(&self) -> usize {
-        self.pool.opts.pipelining.max(1)
+        self.pool.opts().pipelining.max(1)
     }
 
     fn poll(&mut self, cx: &mut Context<'_>) -> Poll<End> {
@@ -268,16 +257,14 @@ impl Conn {
             if self.tunnel.is_some() {
                 // Just upgraded: the socket now belongs to the user, not the pool (as in undici),
                 // so its slot frees up for new connections; the tunnel loop takes over.
-                self.pool.on_detached(self.id);
+                self.pool.detached(self.id);
                 self.left_pool = true;
                 continue;
             }
             if self.inflight.is_empty() && self.wbuf.is_empty() {
-                let st = self.pool.state.lock();
-                if st.destroyed || (st.closing && st.queue.is_empty()) {
+                if self.pool.finished() {
                     return Poll::Ready(End::Clean("closed"));
                 }
-                drop(st);
                 if self.no_reuse {
                     return Poll::Ready(End::Clean("connection not reusable"));
                 }
@@ -315,43 +302,8 @@ impl Conn {
         if self.no_reuse || self.blocked || self.streaming.is_some() {
             return;
         }
-        let cap = self.pipelining();
-        let pool = self.pool.clone();
-        let mut st = pool.state.lock();
-        if st.destroyed {
-            return;
-        }
-        let mut took = false;
-        while self.inflight.len() < cap && !self.blocked && !self.no_reuse && self.streaming.is_none() {
-            let Some(next) = st.queue.front() else {
-                if !st.waiting.iter().any(|(id, _)| *id == self.id) {
-                    st.waiting.push((self.id, cx.waker().clone()));
-                }
-                break;
-            };
-            if next.ctl.aborted() {
-                let r = st.queue.pop_front().expect("front exists");
-                self.pool.shared.forget(r.id);
-                continue;
-            }
-            // undici's rules: only idempotent requests join a non-empty pipeline; upgrades never do.
-            if !self.inflight.is_empty()
-                && (!next.has(flags::IDEMPOTENT) || next.has(flags::UPGRADE) || next.has(flags::STREAM_BODY))
-            {
-                // Another connection may be free to take it.
-                if let Some(pos) = st.waiting.iter().position(|(id, _)| *id != self.id) {
-                    let (_, w) = st.waiting.swap_remove(pos);
-                    w.wake();
-                }
-                break;
-            }
-            let req = st.queue.pop_front().expect("front exists");
-            took = true;
-            self.start(req, cx);
-        }
-        if took {
-            st.waiting.retain(|(id, _)| *id != self.id);
-        }
+        let owner = self.pool.clone();
+        owner.take(self.id, cx.waker(), &mut Filler { conn: self, cx });
     }
 
     fn start(&mut self, req: Request, cx: &Context<'_>) {
@@ -368,22 +320,22 @@ impl Conn {
         };
         let before = self.wbuf.len();
         // The last request maxRequestsPerClient allows announces the close, as a reset does.
-        let max = self.pool.opts.max_requests_per_connection;
+        let max = self.pool.opts().max_requests_per_connection;
         let last = max > 0 && self.served + 1 >= max;
         let kind = match encode_request_head(&req.head, framing, req.has(flags::RESET) || last, &mut self.wbuf) {
             Ok(k) => k,
             Err(e) => {
                 let id = req.id;
-                self.pool.shared.forget(id);
+                self.shared.forget(id);
                 let msg = e.to_string();
-                self.pool.emit(|w| w.error(events::ERROR, id, ErrorCode::InvalidArgument, "", &msg));
+                self.shared.emit(|w| w.error(events::ERROR, id, ErrorCode::InvalidArgument, "", &msg));
                 return;
             }
         };
         debug_assert!(self.wbuf.len() > before);
         if req.has(flags::OBSERVE) {
             let (id, addrs) = (req.id, self.addrs.as_bytes());
-            self.pool.emit(|w| w.bytes(events::SENT, id, addrs));
+            self.shared.emit(|w| w.bytes(events::SENT, id, addrs));
         }
         if let Some(b) = &req.body {
             self.wbuf.extend_from_slice(b);
@@ -432,7 +384,7 @@ impl Conn {
         }
         let id = st.id;
         if taken.drained {
-            self.pool.emit(|w| w.empty(events::BODY_DRAIN, id));
+            self.shared.emit(|w| w.empty(events::BODY_DRAIN, id));
         }
         if taken.ended {
             match st.remaining {
@@ -491,7 +443,7 @@ impl Conn {
                     self.wbuf.extend_from_slice(chunk);
                 }
                 if taken.drained {
-                    self.pool.emit(|w| w.empty(events::BODY_DRAIN, id));
+                    self.shared.emit(|w| w.empty(events::BODY_DRAIN, id));
                 }
                 if taken.ended {
                     t.end_requested = true;
@@ -526,7 +478,7 @@ impl Conn {
                 };
                 match n {
                     Some(0) => {
-                        self.pool.emit(|w| w.end(id, None));
+                        self.shared.emit(|w| w.end(id, None));
                         if let Some(t) = self.tunnel.as_mut() {
                             t.read_eof = true;
                         }
@@ -536,7 +488,7 @@ impl Conn {
                         // SAFETY: poll_read initialised and filled exactly `n` bytes of the spare capacity.
                         unsafe { self.rbuf.set_len(self.rbuf.len() + n) };
                         let data = self.rbuf.split();
-                        self.pool.emit(|w| w.data(id, &data));
+                        self.shared.emit(|w| w.data(id, &data));
                         progress = true;
                     }
                     None => {}
@@ -582,7 +534,7 @@ impl Conn {
 
     /// Decodes everything buffered and hands the events to JS in one batch.
     fn on_bytes(&mut self) -> Result<(), End> {
-        let shared = self.pool.shared.clone();
+        let shared = self.shared.clone();
         let mut result = Ok(());
         let mut done: Vec<u32> = Vec::new();
         shared.write_events(&mut |q| {
@@ -590,7 +542,7 @@ impl Conn {
             result = self.decode_into(&mut w, &mut done);
         });
         for id in done {
-            self.pool.shared.forget(id);
+            self.shared.forget(id);
         }
         result
     }
@@ -639,7 +591,7 @@ impl Conn {
                 }
                 Decoded::Data(chunk) => {
                     front.body_bytes += chunk.len() as u64;
-                    if let Some(max) = self.pool.opts.max_response_size {
+                    if let Some(max) = self.pool.opts().max_response_size {
                         if front.body_bytes > max {
                             return Err(End::Failed {
                                 code: ErrorCode::ResponseTooLarge,
@@ -699,8 +651,8 @@ impl Conn {
             Ok(Some(Decoded::End { trailers })) => {
                 if let Some(front) = self.inflight.pop_front() {
                     let id = front.req.id;
-                    self.pool.emit(|w| w.end(id, trailers.as_ref()));
-                    self.pool.shared.forget(id);
+                    self.shared.emit(|w| w.end(id, trailers.as_ref()));
+                    self.shared.forget(id);
                 }
                 ended = Some(End::Clean("closed after a close-delimited body"));
             }
@@ -720,7 +672,7 @@ impl Conn {
 
     /// Keep-alive for the next idle period: the server's hint minus the threshold, capped.
     fn keep_alive_for(&self, hint_ms: Option<u64>) -> Duration {
-        let o = &self.pool.opts;
+        let o = self.pool.opts();
         match hint_ms {
             Some(ms) => Duration::from_millis(ms)
                 .saturating_sub(o.keep_alive_timeout_threshold)
@@ -789,6 +741,7 @@ impl Conn {
     /// cause (unless it never saw a response byte and may be re-sent); the rest go back to the queue.
     fn finish(&mut self, end: End) {
         let pool = self.pool.clone();
+        let shared = self.shared.clone();
         self.left_pool = true;
         let (code, errno, message) = match &end {
             End::Clean(m) => (ErrorCode::Info, "", m.to_string()),
@@ -798,11 +751,11 @@ impl Conn {
         if let Some(t) = self.tunnel.take() {
             if let End::Failed { code, errno, message } = &end {
                 let (code, errno, message) = (*code, *errno, message.clone());
-                pool.emit(|w| w.error(events::ERROR, t.id, code, errno, &message));
+                shared.emit(|w| w.error(events::ERROR, t.id, code, errno, &message));
             } else if !t.read_eof && !t.ctl.aborted() {
-                pool.emit(|w| w.end(t.id, None));
+                shared.emit(|w| w.end(t.id, None));
             }
-            pool.shared.forget(t.id);
+            shared.forget(t.id);
             // Detached from the pool when it became a tunnel.
             return;
         }
@@ -812,7 +765,7 @@ impl Conn {
         let reused = self.served > inflight.len() as u64;
         for (i, f) in inflight.into_iter().enumerate() {
             if f.req.ctl.aborted() {
-                pool.shared.forget(f.req.id);
+                shared.forget(f.req.id);
                 continue;
             }
             // A request behind the head never had a chance; the head may be re-sent only when no
@@ -831,7 +784,7 @@ impl Conn {
         // Without a failure cause (clean close with requests aboard, e.g. the server closed after
         // `connection: close`), requests that cannot be re-sent fail as a socket error.
         let fail_code = if code == ErrorCode::Info { ErrorCode::Socket } else { code };
-        pool.emit(|w| {
+        shared.emit(|w| {
             for id in &failed {
                 w.error(events::ERROR, *id, fail_code, errno, &message);
             }
@@ -840,16 +793,33 @@ impl Conn {
             }
         });
         for id in &failed {
-            pool.shared.forget(*id);
+            shared.forget(*id);
         }
         if !requeue.is_empty() {
-            let mut st = pool.state.lock();
-            for mut r in requeue.into_iter().rev() {
-                r.retries += 1;
-                st.queue.push_front(r);
-            }
+            pool.requeue(requeue);
         }
-        pool.on_disconnected(self.id, code, &message);
+        pool.disconnected(self.id, code, &message);
+    }
+}
+
+/// The pipelining rules, as the pool's queue sees them while this connection takes work.
+struct Filler<'a, 'c> {
+    conn: &'a mut Conn,
+    cx: &'a Context<'c>,
+}
+
+impl Taker for Filler<'_, '_> {
+    fn wants_more(&self) -> bool {
+        let c = &self.conn;
+        c.inflight.len() < c.pipelining() && !c.blocked && !c.no_reuse && c.streaming.is_none()
+    }
+    /// undici's rules: only idempotent requests join a non-empty pipeline; upgrades never do.
+    fn admits(&self, next: &Request) -> bool {
+        self.conn.inflight.is_empty()
+            || (next.has(flags::IDEMPOTENT) && !next.has(flags::UPGRADE) && !next.has(flags::STREAM_BODY))
+    }
+    fn submit(&mut self, req: Request) {
+        self.conn.start(req, self.cx);
     }
 }
 
@@ -863,21 +833,21 @@ impl Drop for Conn {
             // Otherwise the pool would count this connection forever and, at its connection
             // limit, never open another one: later requests would wait for ever.
             self.left_pool = true;
-            self.pool.on_disconnected(self.id, ErrorCode::Internal, "connection task ended unexpectedly");
+            self.pool.disconnected(self.id, ErrorCode::Internal, "connection task ended unexpectedly");
         }
         if ids.is_empty() {
             return;
         }
-        let destroyed = self.pool.state.lock().destroyed;
+        let destroyed = self.pool.destroyed();
         if !destroyed {
-            self.pool.emit(|w| {
+            self.shared.emit(|w| {
                 for id in &ids {
                     w.error(events::ERROR, *id, ErrorCode::Internal, "", "connection task ended unexpectedly");
                 }
             });
         }
         for id in ids {
-            self.pool.shared.forget(id);
+            self.shared.forget(id);
         }
     }
 }

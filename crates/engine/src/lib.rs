@@ -8,12 +8,16 @@ pub mod error;
 pub mod events;
 pub mod h1;
 pub mod h2;
+pub mod options;
+mod owner;
 pub mod pool;
+pub mod registry;
 pub mod request;
 pub mod transport;
 pub mod ws;
 
-pub use engine::{Engine, EngineCounts, EventSink};
+pub use engine::{Engine, EngineCounts};
+pub use registry::EventSink;
 pub use error::ErrorCode;
 pub use pool::{DispatchError, Pool, PoolOptions, PoolStats};
 pub use request::{flags, StreamLength};

@@ -1,7 +1,8 @@
 //! TLS with rustls (ring provider): option parsing, one shared `ClientConfig` per distinct option
 //! set (so sessions resume across connections and pools), certificate verification that reports
 //! failures with the codes Node's TLS uses, and the client handshake.
-use super::{ConnectError, Plain};
+use super::error::ConnectError;
+use super::plain::Plain;
 use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
 use rustls::client::{Resumption, WebPkiServerVerifier};
 use rustls::crypto::{CryptoProvider, WebPkiSupportedAlgorithms};
