@@ -1,4 +1,5 @@
-// Engine error codes (crates/engine/src/error.rs) → the typed errors users catch.
+// Engine error codes (crates/engine/src/error.rs `ErrorCode`; the two are checked against each
+// other by __test__/boundary-codes.test.ts) → the typed errors users catch.
 import {
   BodyTimeoutError,
   ConnectTimeoutError,
@@ -14,8 +15,26 @@ import {
   UndiciError,
 } from '../core/errors.js';
 
+/** The engine's error codes, by the names of `ErrorCode`'s variants. */
+export const ErrorCode = {
+  Socket: 1,
+  Parser: 2,
+  ContentLengthMismatch: 3,
+  HeadersOverflow: 4,
+  HeadersTimeout: 5,
+  BodyTimeout: 6,
+  ConnectTimeout: 7,
+  Connect: 8,
+  ResponseTooLarge: 9,
+  InvalidArgument: 10,
+  Internal: 11,
+  Info: 12,
+  RequestContentLengthMismatch: 13,
+  User: 14,
+} as const;
+
 // Errors from custom connect functions stay on this side; the engine carries a key to them
-// (error code 14, the key as message) so requests fail with the very object the user passed.
+// (ErrorCode.User, the key as message) so requests fail with the very object the user passed.
 const userErrors = new Map<string, unknown>();
 let nextUserError = 1;
 
@@ -30,40 +49,40 @@ export function releaseUserError(key: string): void {
   userErrors.delete(key);
 }
 
-export const USER_ERROR = 14;
+export const USER_ERROR = ErrorCode.User;
 
 export function engineError(code: number, errno: string, message: string): Error {
   switch (code) {
-    case 1:
+    case ErrorCode.Socket:
       return new SocketError(message);
-    case 2:
+    case ErrorCode.Parser:
       return new HTTPParserError(`Parse Error: ${message}`, 'HPE_INVALID_CONSTANT');
-    case 3:
+    case ErrorCode.ContentLengthMismatch:
       return new ResponseContentLengthMismatchError();
-    case 4:
+    case ErrorCode.HeadersOverflow:
       return new HeadersOverflowError();
-    case 5:
+    case ErrorCode.HeadersTimeout:
       return new HeadersTimeoutError();
-    case 6:
+    case ErrorCode.BodyTimeout:
       return new BodyTimeoutError();
-    case 7:
+    case ErrorCode.ConnectTimeout:
       return new ConnectTimeoutError();
-    case 8: {
+    case ErrorCode.Connect: {
       // Same shape as Node's own connect errors, so `err.code === 'ECONNREFUSED'` keeps working.
       const err = new Error(message) as NodeJS.ErrnoException;
       err.code = errno || 'ECONNRESET';
       err.syscall = 'connect';
       return err;
     }
-    case 9:
+    case ErrorCode.ResponseTooLarge:
       return new ResponseExceededMaxSizeError();
-    case 10:
+    case ErrorCode.InvalidArgument:
       return new InvalidArgumentError(message);
-    case 12:
+    case ErrorCode.Info:
       return new InformationalError(message);
-    case 13:
+    case ErrorCode.RequestContentLengthMismatch:
       return new RequestContentLengthMismatchError();
-    case USER_ERROR:
+    case ErrorCode.User:
       return (userErrors.get(message) as Error | undefined) ?? new SocketError(message);
     default:
       return new UndiciError(`ferro engine: ${message}`);

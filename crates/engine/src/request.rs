@@ -7,19 +7,23 @@ use std::time::Duration;
 
 /// Request flags, set by the JS side at dispatch.
 pub mod flags {
-    pub const IDEMPOTENT: u32 = 1;
-    /// No further pipelining on the connection until this request's headers arrived.
-    pub const BLOCKING: u32 = 2;
-    /// Send `connection: close` and close the connection after the response.
-    pub const RESET: u32 = 4;
-    pub const UPGRADE: u32 = 8;
-    /// The body arrives in pieces through the request's pipe (`ReqCtl::push_body`) after dispatch.
-    pub const STREAM_BODY: u32 = 16;
-    /// JS watches this request (debug output or diagnostics channels): report SENT when its head
-    /// is written. Unset, the request costs nothing extra.
-    pub const OBSERVE: u32 = 32;
-    /// Send `expect: 100-continue` and hold the body until a 100 arrives (HTTP/2 only, as undici).
-    pub const EXPECT_CONTINUE: u32 = 64;
+    use crate::codes::code_consts;
+
+    code_consts!(u32 {
+        IDEMPOTENT = 1,
+        /// No further pipelining on the connection until this request's headers arrived.
+        BLOCKING = 2,
+        /// Send `connection: close` and close the connection after the response.
+        RESET = 4,
+        UPGRADE = 8,
+        /// The body arrives in pieces through the request's pipe (`ReqCtl::push_body`) after dispatch.
+        STREAM_BODY = 16,
+        /// JS watches this request (debug output or diagnostics channels): report SENT when its head
+        /// is written. Unset, the request costs nothing extra.
+        OBSERVE = 32,
+        /// Send `expect: 100-continue` and hold the body until a 100 arrives (HTTP/2 only, as undici).
+        EXPECT_CONTINUE = 64,
+    });
 }
 
 /// How a streamed body is framed on the wire.
