@@ -1,5 +1,6 @@
-//! The engine: its own tokio runtime on its own thread(s), the table of live requests (for
-//! pause / resume / abort from JS) and the sink events go to.
+//! The engine: its own tokio runtime on its own thread(s), and the calls JS makes through the
+//! binding (pools, pause / resume / abort, bridged sockets), answered from the registries in
+//! `registry.rs`.
 use crate::error::ErrorCode;
 use crate::pool::{Pool, PoolOptions};
 use crate::registry::Shared;

@@ -92,23 +92,24 @@ impl<'a> Writer<'a> {
         }
     }
 
-    pub fn head(&mut self, id: u32, head: &Head) {
-        let at = self.begin(HEAD, id, head.headers.block.len() + 8 * head.headers.len() + 16);
+    /// Status, reason and header list: HEAD's payload, and UPGRADE's before the addresses.
+    fn head_fields(&mut self, head: &Head) {
         self.out.extend_from_slice(&head.status.to_le_bytes());
         let reason = &head.reason[..head.reason.len().min(u16::MAX as usize)];
         self.out.extend_from_slice(&(reason.len() as u16).to_le_bytes());
         self.out.extend_from_slice(reason);
         self.header_list(head.headers.iter(), head.headers.len());
+    }
+
+    pub fn head(&mut self, id: u32, head: &Head) {
+        let at = self.begin(HEAD, id, head.headers.block.len() + 8 * head.headers.len() + 16);
+        self.head_fields(head);
         self.finish(at);
     }
 
     pub fn upgrade(&mut self, id: u32, head: &Head, addrs: &str) {
         let at = self.begin(UPGRADE, id, head.headers.block.len() + 8 * head.headers.len() + 32);
-        self.out.extend_from_slice(&head.status.to_le_bytes());
-        let reason = &head.reason[..head.reason.len().min(u16::MAX as usize)];
-        self.out.extend_from_slice(&(reason.len() as u16).to_le_bytes());
-        self.out.extend_from_slice(reason);
-        self.header_list(head.headers.iter(), head.headers.len());
+        self.head_fields(head);
         self.out.extend_from_slice(&(addrs.len() as u16).to_le_bytes());
         self.out.extend_from_slice(addrs.as_bytes());
         self.finish(at);

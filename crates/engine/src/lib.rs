@@ -9,6 +9,7 @@ pub mod error;
 pub mod events;
 pub mod h1;
 pub mod h2;
+mod inbox;
 pub mod options;
 mod owner;
 pub mod pool;

@@ -343,3 +343,155 @@ impl ConnOwner for Pool {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::registry::EventSink;
+    use crate::request::flags;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::task::Wake;
+
+    struct NullSink;
+    impl EventSink for NullSink {
+        fn write(&self, write: &mut dyn FnMut(&mut Vec<u8>)) -> bool {
+            write(&mut Vec::new());
+            false
+        }
+        fn signal(&self) {}
+        fn congested(&self, _: &Waker) -> bool {
+            false
+        }
+    }
+
+    /// Counts its wakes.
+    #[derive(Default)]
+    struct Wakes(AtomicUsize);
+    impl Wake for Wakes {
+        fn wake(self: Arc<Self>) {
+            self.0.fetch_add(1, Ordering::SeqCst);
+        }
+    }
+
+    /// A connection that takes requests while `room` lasts and admits those `admit` allows.
+    struct Conn {
+        room: usize,
+        admit: fn(&Request) -> bool,
+        took: Vec<u32>,
+    }
+    impl Taker for Conn {
+        fn wants_more(&self) -> bool {
+            self.took.len() < self.room
+        }
+        fn admits(&self, next: &Request) -> bool {
+            (self.admit)(next)
+        }
+        fn submit(&mut self, req: Request) {
+            self.took.push(req.id);
+        }
+    }
+
+    fn pool() -> Arc<Pool> {
+        let shared = Shared::new(tokio::runtime::Handle::current(), Arc::new(NullSink));
+        let opts = PoolOptions {
+            target: crate::transport::Target::Tcp { host: "127.0.0.1".into(), port: 9 },
+            tls: None,
+            connections: 1,
+            pipelining: 1,
+            connect_timeout: None,
+            keep_alive_timeout: Duration::from_secs(4),
+            keep_alive_max_timeout: Duration::from_secs(600),
+            keep_alive_timeout_threshold: Duration::from_secs(2),
+            max_header_size: 16384,
+            max_response_size: None,
+            max_requests_per_connection: 0,
+            bridged: false,
+            tcp_keep_alive: None,
+            h2: Default::default(),
+        };
+        Pool::new(1, opts, shared)
+    }
+
+    fn queue(p: &Arc<Pool>, id: u32, f: u32) {
+        p.dispatch(id, "GET\0/\0".into(), None, f, StreamLength::Chunked, None, None, false).unwrap();
+    }
+
+    fn take(p: &Pool, conn: u64, wakes: &Arc<Wakes>, room: usize, admit: fn(&Request) -> bool) -> Vec<u32> {
+        let mut c = Conn { room, admit, took: Vec::new() };
+        p.take(conn, &Waker::from(wakes.clone()), &mut c);
+        c.took
+    }
+
+    #[tokio::test]
+    async fn take_hands_out_in_order_until_the_connection_refuses() {
+        let p = pool();
+        for id in 1..=4 {
+            queue(&p, id, if id == 3 { 0 } else { flags::IDEMPOTENT });
+        }
+        let (a, b) = (Arc::new(Wakes::default()), Arc::new(Wakes::default()));
+        // Connection 2 has nothing to do yet: it waits for work.
+        assert_eq!(take(&p, 2, &b, 0, |_| true), Vec::<u32>::new());
+        let idempotent = |r: &Request| r.has(flags::IDEMPOTENT);
+        assert_eq!(take(&p, 2, &b, 1, |_| false), Vec::<u32>::new());
+        assert_eq!(b.0.load(Ordering::SeqCst), 0);
+        p.state.lock().waiting.push((2, Waker::from(b.clone())));
+        assert_eq!(take(&p, 1, &a, 8, idempotent), vec![1, 2]);
+        // Request 3 is refused: it stays first in line, and the waiting connection is woken for it.
+        assert_eq!(b.0.load(Ordering::SeqCst), 1);
+        assert_eq!(p.stats().queued, 2);
+        assert_eq!(take(&p, 2, &b, 8, |_| true), vec![3, 4]);
+    }
+
+    #[tokio::test]
+    async fn aborted_requests_are_dropped_on_the_way_and_an_empty_queue_parks_the_connection() {
+        let p = pool();
+        queue(&p, 1, flags::IDEMPOTENT);
+        queue(&p, 2, flags::IDEMPOTENT);
+        p.shared.ctl(1).unwrap().abort();
+        let w = Arc::new(Wakes::default());
+        assert_eq!(take(&p, 7, &w, 8, |_| true), vec![2]);
+        assert!(p.shared.ctl(1).is_none(), "the aborted request is forgotten");
+        // It took work this round, so it is not parked (it asks again once it has polled); asking
+        // with the queue dry parks it until work arrives.
+        assert!(p.state.lock().waiting.is_empty());
+        assert_eq!(take(&p, 7, &w, 8, |_| true), Vec::<u32>::new());
+        assert_eq!(p.state.lock().waiting.iter().filter(|(id, _)| *id == 7).count(), 1);
+        p.dispatch(3, "GET\0/\0".into(), None, 0, StreamLength::Chunked, None, None, true).unwrap();
+        assert_eq!(w.0.load(Ordering::SeqCst), 1, "new work wakes the parked connection");
+    }
+
+    #[tokio::test]
+    async fn requeued_requests_go_first_in_order_with_a_retry_counted() {
+        let p = pool();
+        for id in 1..=3 {
+            queue(&p, id, flags::IDEMPOTENT);
+        }
+        let w = Arc::new(Wakes::default());
+        assert_eq!(take(&p, 1, &w, 2, |_| true), vec![1, 2]);
+        let back = |id| Request {
+            id,
+            head: String::new(),
+            body: None,
+            stream_length: StreamLength::Chunked,
+            flags: flags::IDEMPOTENT,
+            headers_timeout: None,
+            body_timeout: None,
+            ctl: p.shared.ctl(id).unwrap(),
+            retries: 0,
+        };
+        p.requeue(vec![back(1), back(2)]);
+        let st = p.state.lock();
+        let q: Vec<(u32, u8)> = st.queue.iter().map(|r| (r.id, r.retries)).collect();
+        assert_eq!(q, vec![(1, 1), (2, 1), (3, 0)]);
+    }
+
+    #[tokio::test]
+    async fn a_destroyed_pool_hands_out_nothing() {
+        let p = pool();
+        queue(&p, 1, flags::IDEMPOTENT);
+        p.destroy();
+        let w = Arc::new(Wakes::default());
+        assert_eq!(take(&p, 1, &w, 8, |_| true), Vec::<u32>::new());
+        assert!(ConnOwner::finished(&*p) && ConnOwner::destroyed(&*p));
+    }
+}

@@ -1,4 +1,5 @@
 //! A request as the engine holds it, and the control block shared with the JS thread.
+use crate::inbox::{store_waker, Inbox};
 use parking_lot::Mutex;
 use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::Arc;
@@ -61,11 +62,8 @@ const ABORTED: u8 = 2;
 /// connection has not taken yet.
 #[derive(Default)]
 struct Pipe {
-    chunks: std::collections::VecDeque<Vec<u8>>,
-    bytes: usize,
+    inbox: Inbox,
     ended: bool,
-    /// JS was told to stop writing (push_body returned false); it waits for a drain event.
-    drain_wanted: bool,
 }
 
 /// Buffered bytes per request beyond which JS is asked to wait for a drain event.
@@ -108,11 +106,7 @@ impl ReqCtl {
     }
     /// Called by the owning task; a task's waker is stable, so once per request is enough.
     pub fn set_waker(&self, w: &Waker) {
-        let mut g = self.waker.lock();
-        match &*g {
-            Some(old) if old.will_wake(w) => {}
-            _ => *g = Some(w.clone()),
-        }
+        store_waker(&mut self.waker.lock(), w);
     }
     /// Queues bytes from JS (engine thread wakes to send them). False once JS should wait for a
     /// drain event before writing more.
@@ -122,15 +116,7 @@ impl ReqCtl {
             if p.ended {
                 return true; // writes after end are dropped; JS guards against them
             }
-            p.bytes += chunk.len();
-            if !chunk.is_empty() {
-                p.chunks.push_back(chunk);
-            }
-            let below = p.bytes < PIPE_HIGH_WATER;
-            if !below {
-                p.drain_wanted = true;
-            }
-            below
+            p.inbox.push(chunk, PIPE_HIGH_WATER)
         };
         self.wake();
         below
@@ -144,9 +130,9 @@ impl ReqCtl {
     /// Takes everything queued (the connection writes it out as a whole).
     pub fn take_body(&self) -> Taken {
         let mut p = self.pipe.lock();
-        let chunks: Vec<Vec<u8>> = p.chunks.drain(..).collect();
-        p.bytes = 0;
-        let drained = std::mem::take(&mut p.drain_wanted);
+        let chunks: Vec<Vec<u8>> = p.inbox.chunks.drain(..).collect();
+        p.inbox.bytes = 0;
+        let drained = std::mem::take(&mut p.inbox.drain_wanted);
         Taken { chunks, ended: p.ended, drained }
     }
 

@@ -116,11 +116,9 @@ impl Session {
             // Streams already under way run to their end (or fail with the connection).
             return if self.streams.is_empty() { Poll::Ready(()) } else { Poll::Pending };
         }
-        if self.streams.is_empty() {
-            if self.pool.finished() {
-                self.go(End::Clean("closed"));
-                return Poll::Ready(());
-            }
+        if self.streams.is_empty() && self.pool.finished() {
+            self.go(End::Clean("closed"));
+            return Poll::Ready(());
         }
         Poll::Pending
     }

@@ -3,7 +3,7 @@
 //! engine's bridge table (`registry.rs`) maps bridge ids to links so calls from JS find them.
 use crate::error::ErrorCode;
 use parking_lot::Mutex;
-use std::collections::VecDeque;
+use crate::inbox::Inbox;
 use std::io;
 use std::task::Waker;
 use tokio::sync::oneshot;
@@ -24,16 +24,13 @@ pub enum Attach {
 
 #[derive(Default)]
 pub(super) struct LinkState {
-    pub(super) inbound: VecDeque<Vec<u8>>,
+    /// Inbound bytes not yet read; JS is told to stop feeding past the high-water mark.
+    pub(super) inbox: Inbox,
     /// Bytes of the front chunk already read.
     pub(super) offset: usize,
-    /// Unread inbound bytes.
-    pub(super) bytes: usize,
     pub(super) eof: bool,
     pub(super) error: Option<(io::ErrorKind, String)>,
     pub(super) reader: Option<Waker>,
-    /// JS was told to stop feeding (bridge_data returned false).
-    pub(super) drain_wanted: bool,
     /// JS's socket buffer is full: writes wait for `set_writable(true)`.
     pub(super) write_blocked: bool,
     pub(super) writer: Option<Waker>,
@@ -44,13 +41,6 @@ pub(super) struct LinkState {
 pub struct BridgeLink {
     pub id: u32,
     pub(super) state: Mutex<LinkState>,
-}
-
-pub(super) fn store_waker(slot: &mut Option<Waker>, w: &Waker) {
-    match slot {
-        Some(old) if old.will_wake(w) => {}
-        _ => *slot = Some(w.clone()),
-    }
 }
 
 /// The `io::ErrorKind` of a Node error code, so `errno_name` gives the same code back.
@@ -85,14 +75,7 @@ impl BridgeLink {
             if st.eof || st.error.is_some() {
                 return true; // the read side is over; late bytes are dropped
             }
-            st.bytes += chunk.len();
-            if !chunk.is_empty() {
-                st.inbound.push_back(chunk);
-            }
-            let below = st.bytes < HIGH_WATER;
-            if !below {
-                st.drain_wanted = true;
-            }
+            let below = st.inbox.push(chunk, HIGH_WATER);
             (below, st.reader.take())
         };
         if let Some(w) = reader {
@@ -174,11 +157,11 @@ mod tests {
         let link = BridgeLink::new(1, tx);
         assert!(link.push(vec![0; HIGH_WATER - 1]));
         assert!(!link.push(vec![0; 1]));
-        assert!(link.state.lock().drain_wanted);
+        assert!(link.state.lock().inbox.drain_wanted);
         link.end();
         // After the end, bytes are dropped and never block.
         assert!(link.push(vec![0; HIGH_WATER]));
-        assert_eq!(link.state.lock().bytes, HIGH_WATER);
+        assert_eq!(link.state.lock().inbox.bytes, HIGH_WATER);
     }
 
     #[test]

@@ -7,7 +7,8 @@ use crate::error::ErrorCode;
 use crate::events::{self, Writer};
 use crate::registry::Shared;
 use crate::transport::error::ConnectError;
-use link::{store_waker, LOW_WATER};
+use crate::inbox::store_waker;
+use link::LOW_WATER;
 pub use link::{Attach, BridgeLink, HIGH_WATER};
 use std::io;
 use std::pin::Pin;
@@ -73,7 +74,7 @@ impl AsyncRead for BridgeIo {
     fn poll_read(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<io::Result<()>> {
         let this = self.get_mut();
         let mut st = this.link.state.lock();
-        if st.bytes == 0 {
+        if st.inbox.bytes == 0 {
             if let Some((kind, msg)) = &st.error {
                 return Poll::Ready(Err(io::Error::new(*kind, msg.clone())));
             }
@@ -86,21 +87,21 @@ impl AsyncRead for BridgeIo {
         let mut copied = 0;
         while buf.remaining() > 0 {
             let offset = st.offset;
-            let Some(front) = st.inbound.front() else { break };
+            let Some(front) = st.inbox.chunks.front() else { break };
             let n = (front.len() - offset).min(buf.remaining());
             buf.put_slice(&front[offset..offset + n]);
             copied += n;
             if offset + n == front.len() {
-                st.inbound.pop_front();
+                st.inbox.chunks.pop_front();
                 st.offset = 0;
             } else {
                 st.offset = offset + n;
             }
         }
-        st.bytes -= copied;
-        let drained = st.drain_wanted && st.bytes < LOW_WATER;
+        st.inbox.bytes -= copied;
+        let drained = st.inbox.drain_wanted && st.inbox.bytes < LOW_WATER;
         if drained {
-            st.drain_wanted = false;
+            st.inbox.drain_wanted = false;
         }
         drop(st);
         if drained {
