@@ -288,6 +288,16 @@ pub fn test_hooks() -> bool {
     cfg!(debug_assertions)
 }
 
+/// The engine's boundary codes (event kinds, error codes, request flags) by group and name, so a
+/// test can check the TypeScript constants against the one definition.
+#[napi(catch_unwind)]
+pub fn boundary_codes() -> std::collections::HashMap<String, std::collections::HashMap<String, u32>> {
+    ferro_engine::boundary_codes()
+        .into_iter()
+        .map(|(group, table)| (group.to_string(), table.iter().map(|(name, n)| (name.to_string(), *n)).collect()))
+        .collect()
+}
+
 #[napi(object)]
 pub struct NativePoolStats {
     pub connected: u32,

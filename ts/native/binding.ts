@@ -126,6 +126,18 @@ export interface NativeBinding {
   liveDecodersCount(): number;
   /** True in debug builds, which carry test-only hooks (see `src/binding.rs`). */
   testHooks(): boolean;
+  /** The engine's table of boundary codes (crates/engine/src/codes.rs), name → number per group. */
+  boundaryCodes(): BoundaryCodes;
+}
+
+/** What `boundaryCodes` returns: the numbers JS and the engine exchange. */
+export interface BoundaryCodes {
+  /** Event kinds (events.ts). */
+  events: Record<string, number>;
+  /** Error codes (error-codes.ts `ErrorCode`). */
+  errors: Record<string, number>;
+  /** Request flags (RequestFlag in events.ts). */
+  flags: Record<string, number>;
 }
 
 function isMusl(): boolean {

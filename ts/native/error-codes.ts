@@ -1,4 +1,5 @@
-// Engine error codes (crates/engine/src/error.rs) → the typed errors users catch.
+// Engine error codes (crates/engine/src/error.rs `ErrorCode`; the two are checked against each
+// other by __test__/boundary-codes.test.ts) → the typed errors users catch.
 import {
   BodyTimeoutError,
   ConnectTimeoutError,
@@ -81,7 +82,7 @@ export function engineError(code: number, errno: string, message: string): Error
       return new InformationalError(message);
     case ErrorCode.RequestContentLengthMismatch:
       return new RequestContentLengthMismatchError();
-    case USER_ERROR:
+    case ErrorCode.User:
       return (userErrors.get(message) as Error | undefined) ?? new SocketError(message);
     default:
       return new UndiciError(`ferro engine: ${message}`);

@@ -1,48 +1,17 @@
-//! The engine: its own tokio runtime on its own thread(s), the table of live requests (for
-//! pause / resume / abort from JS) and the sink events go to.
-use crate::driver::task::Tracked;
+//! The engine: its own tokio runtime on its own thread(s), and the calls JS makes through the
+//! binding (pools, pause / resume / abort, bridged sockets), answered from the registries in
+//! `registry.rs`.
 use crate::driver::{DriverCtx, Inline};
-use crate::pool::{Pool, PoolOptions};
 use crate::error::ErrorCode;
-use crate::request::ReqCtl;
-use crate::transport::bridge::{Attach, BridgeLink};
+use crate::pool::{Pool, PoolOptions};
+use crate::registry::Shared;
+use crate::transport::bridge::Attach;
 use crate::transport::tls::{ConfigCache, TlsConfigError, TlsConnector, TlsOptions};
 use parking_lot::Mutex;
-use std::collections::HashMap;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use tokio::runtime::{Builder, Handle};
-use tokio::sync::Notify;
 
-/// Where packed events go (see `events.rs`). The binding implements it with a queue that wakes
-/// the JS thread when it goes from empty to non-empty.
-pub trait EventSink: Send + Sync + 'static {
-    /// Runs `write` with the queue locked so a whole batch lands at once. Returns true when the
-    /// queue went from empty to non-empty, i.e. JS needs a `signal`.
-    fn write(&self, write: &mut dyn FnMut(&mut Vec<u8>)) -> bool;
-    /// Wakes the JS thread to take the queue.
-    fn signal(&self);
-    /// True while JS is further behind than the queue's high-water mark: connections then stop
-    /// reading (so the engine never buffers unbounded data for JS) and `waker` is woken once JS
-    /// has taken the queue.
-    fn congested(&self, waker: &std::task::Waker) -> bool;
-}
-
-pub struct Shared {
-    pub handle: Handle,
-    pub sink: Arc<dyn EventSink>,
-    reqs: Mutex<HashMap<u32, Arc<ReqCtl>>>,
-    /// Wakes the flusher task, which signals JS once every connection woken in the same reactor
-    /// tick has written its events: one JS wake carries the whole tick instead of one connection.
-    flush: Arc<Notify>,
-    /// Bridged sockets by bridge id (unique per engine), for the calls JS makes about them.
-    bridges: Mutex<HashMap<u32, Arc<BridgeLink>>>,
-    next_bridge: Mutex<u32>,
-    /// Connection tasks alive (connecting, connected or tunnelling), for leak checks.
-    pub(crate) conns: AtomicUsize,
-    /// Set when the JS thread drives the runtime (`Engine::new_inline`).
-    driver: Option<Arc<DriverCtx>>,
-}
+pub use crate::registry::EventSink;
 
 /// What the engine holds right now (see `Engine::counts`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -51,59 +20,6 @@ pub struct EngineCounts {
     pub requests: usize,
     /// Connection tasks alive.
     pub connections: usize,
-}
-
-impl Shared {
-    /// Spawns an engine task (tracked for the inline driver, see `driver::task`).
-    pub(crate) fn spawn<F>(&self, fut: F) -> tokio::task::JoinHandle<F::Output>
-    where
-        F: std::future::Future + Send + 'static,
-        F::Output: Send + 'static,
-    {
-        match &self.driver {
-            Some(ctx) => self.handle.spawn(Tracked::new(Some(ctx), fut)),
-            None => self.handle.spawn(fut),
-        }
-    }
-
-    /// Appends events for JS; the signal to JS is deferred to the flusher.
-    pub(crate) fn write_events(&self, write: &mut dyn FnMut(&mut Vec<u8>)) {
-        if self.sink.write(write) {
-            self.flush.notify_one();
-        }
-    }
-
-    pub(crate) fn register(&self, id: u32) -> Arc<ReqCtl> {
-        let ctl = Arc::new(ReqCtl::default());
-        self.reqs.lock().insert(id, ctl.clone());
-        ctl
-    }
-    pub(crate) fn forget(&self, id: u32) {
-        self.reqs.lock().remove(&id);
-    }
-    fn ctl(&self, id: u32) -> Option<Arc<ReqCtl>> {
-        self.reqs.lock().get(&id).cloned()
-    }
-
-    /// Registers a new bridge under a fresh id (never 0, never one still in use).
-    pub(crate) fn register_bridge(&self, make: impl FnOnce(u32) -> BridgeLink) -> Arc<BridgeLink> {
-        let mut table = self.bridges.lock();
-        let mut next = self.next_bridge.lock();
-        let mut id = *next;
-        while id == 0 || table.contains_key(&id) {
-            id = id.wrapping_add(1);
-        }
-        *next = id.wrapping_add(1);
-        let link = Arc::new(make(id));
-        table.insert(id, link.clone());
-        link
-    }
-    pub(crate) fn forget_bridge(&self, id: u32) {
-        self.bridges.lock().remove(&id);
-    }
-    fn bridge(&self, id: u32) -> Option<Arc<BridgeLink>> {
-        self.bridges.lock().get(&id).cloned()
-    }
 }
 
 pub struct Engine {
@@ -176,26 +92,7 @@ impl Engine {
     }
 
     fn shared(handle: Handle, sink: Arc<dyn EventSink>, driver: Option<Arc<DriverCtx>>) -> Arc<Shared> {
-        let flush = Arc::new(Notify::new());
-        if driver.is_none() {
-            let (f, k) = (flush.clone(), sink.clone());
-            handle.spawn(async move {
-                loop {
-                    f.notified().await;
-                    k.signal();
-                }
-            });
-        }
-        Arc::new(Shared {
-            handle,
-            sink,
-            reqs: Mutex::new(HashMap::new()),
-            flush,
-            bridges: Mutex::new(HashMap::new()),
-            next_bridge: Mutex::new(1),
-            conns: AtomicUsize::new(0),
-            driver,
-        })
+        Shared::new(handle, sink, driver)
     }
 
     pub fn create_pool(&self, id: u32, opts: PoolOptions) -> Arc<Pool> {
@@ -212,8 +109,8 @@ impl Engine {
     /// Live requests and connections, for leak checks (soak script, tests).
     pub fn counts(&self) -> EngineCounts {
         EngineCounts {
-            requests: self.shared.reqs.lock().len(),
-            connections: self.shared.conns.load(Ordering::Acquire),
+            requests: self.shared.requests(),
+            connections: self.shared.connections(),
         }
     }
 

@@ -31,26 +31,29 @@
 //!
 //! A header list is `count: u16`, then per field `name_len: u16, name, value_len: u32, value`.
 //! An error record is `code: u16, errno_len: u16, errno (e.g. "ECONNREFUSED", may be empty), message`.
+use crate::codes::code_consts;
 use crate::error::ErrorCode;
 use crate::h1::{Head, HeaderBlock};
 
-pub const HEAD: u8 = 1;
-pub const DATA: u8 = 2;
-pub const END: u8 = 3;
-pub const ERROR: u8 = 4;
-pub const CONNECTED: u8 = 5;
-pub const DISCONNECTED: u8 = 6;
-pub const CONNECT_FAILED: u8 = 7;
-pub const RETRY: u8 = 8;
-pub const UPGRADE: u8 = 9;
-pub const BODY_DRAIN: u8 = 10;
-pub const BRIDGE_OPEN: u8 = 11;
-pub const BRIDGE_WRITE: u8 = 12;
-pub const BRIDGE_END: u8 = 13;
-pub const BRIDGE_CLOSE: u8 = 14;
-pub const BRIDGE_DRAIN: u8 = 15;
-pub const CONNECTING: u8 = 16;
-pub const SENT: u8 = 17;
+code_consts!(u8 {
+    HEAD = 1,
+    DATA = 2,
+    END = 3,
+    ERROR = 4,
+    CONNECTED = 5,
+    DISCONNECTED = 6,
+    CONNECT_FAILED = 7,
+    RETRY = 8,
+    UPGRADE = 9,
+    BODY_DRAIN = 10,
+    BRIDGE_OPEN = 11,
+    BRIDGE_WRITE = 12,
+    BRIDGE_END = 13,
+    BRIDGE_CLOSE = 14,
+    BRIDGE_DRAIN = 15,
+    CONNECTING = 16,
+    SENT = 17,
+});
 
 /// Appends events to a byte queue. Writes the header with a placeholder length and patches it,
 /// so payloads are written straight into the queue without an intermediate buffer.
@@ -89,23 +92,24 @@ impl<'a> Writer<'a> {
         }
     }
 
-    pub fn head(&mut self, id: u32, head: &Head) {
-        let at = self.begin(HEAD, id, head.headers.block.len() + 8 * head.headers.len() + 16);
+    /// Status, reason and header list: HEAD's payload, and UPGRADE's before the addresses.
+    fn head_fields(&mut self, head: &Head) {
         self.out.extend_from_slice(&head.status.to_le_bytes());
         let reason = &head.reason[..head.reason.len().min(u16::MAX as usize)];
         self.out.extend_from_slice(&(reason.len() as u16).to_le_bytes());
         self.out.extend_from_slice(reason);
         self.header_list(head.headers.iter(), head.headers.len());
+    }
+
+    pub fn head(&mut self, id: u32, head: &Head) {
+        let at = self.begin(HEAD, id, head.headers.block.len() + 8 * head.headers.len() + 16);
+        self.head_fields(head);
         self.finish(at);
     }
 
     pub fn upgrade(&mut self, id: u32, head: &Head, addrs: &str) {
         let at = self.begin(UPGRADE, id, head.headers.block.len() + 8 * head.headers.len() + 32);
-        self.out.extend_from_slice(&head.status.to_le_bytes());
-        let reason = &head.reason[..head.reason.len().min(u16::MAX as usize)];
-        self.out.extend_from_slice(&(reason.len() as u16).to_le_bytes());
-        self.out.extend_from_slice(reason);
-        self.header_list(head.headers.iter(), head.headers.len());
+        self.head_fields(head);
         self.out.extend_from_slice(&(addrs.len() as u16).to_le_bytes());
         self.out.extend_from_slice(addrs.as_bytes());
         self.finish(at);

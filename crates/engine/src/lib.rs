@@ -1,5 +1,6 @@
 //! ferro's HTTP engine: pure Rust, no N-API. The binding crate (`src/` at the repository root)
 //! owns a [`Engine`] and moves its packed events to JavaScript.
+mod codes;
 pub mod conn;
 pub mod decode;
 pub mod dns;
@@ -9,13 +10,25 @@ pub mod error;
 pub mod events;
 pub mod h1;
 pub mod h2;
+mod inbox;
+pub mod options;
+mod owner;
 pub mod pool;
+pub mod registry;
 pub mod request;
 pub mod transport;
 pub mod ws;
 
-pub use engine::{Engine, EngineCounts, EventSink};
+pub use engine::{Engine, EngineCounts};
+pub use registry::EventSink;
 pub use error::ErrorCode;
 pub use pool::{DispatchError, Pool, PoolOptions, PoolStats};
 pub use request::{flags, StreamLength};
 pub use transport::Target;
+
+/// The numbers JS and the engine exchange, by group and name: event kinds (`events`), error codes
+/// (`ErrorCode`) and request flags (`flags`). The binding exposes it so a test can hold the
+/// TypeScript constants to it.
+pub fn boundary_codes() -> [(&'static str, &'static [(&'static str, u32)]); 3] {
+    [("events", events::TABLE), ("errors", ErrorCode::TABLE), ("flags", flags::TABLE)]
+}

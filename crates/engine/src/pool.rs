@@ -1,11 +1,12 @@
 //! Per-origin connection sets: one queue of requests shared by up to `connections` connection
-//! tasks, which pull work as they have room for it (pipelining rules live in `conn.rs`).
+//! tasks, which pull work as they have room for it through `ConnOwner` (the pipelining rules are
+//! the connection's, in `conn/`).
 use crate::conn;
-use crate::engine::Shared;
 use crate::error::ErrorCode;
 use crate::events::{self, Writer};
+use crate::owner::{ConnOwner, Taker};
+use crate::registry::Shared;
 use crate::request::{Request, StreamLength};
-use crate::transport::Target;
 use parking_lot::Mutex;
 use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
@@ -13,33 +14,7 @@ use std::task::Waker;
 use std::time::Duration;
 use tokio::task::AbortHandle;
 
-#[derive(Debug, Clone)]
-pub struct PoolOptions {
-    pub target: Target,
-    /// TLS on top of `target` (https origins); built by `Engine::tls_connector`.
-    pub tls: Option<crate::transport::TlsConnector>,
-    /// Maximum connections; 0 means no limit.
-    pub connections: usize,
-    /// Maximum requests in flight on one connection (0 is treated as 1).
-    pub pipelining: usize,
-    pub connect_timeout: Option<Duration>,
-    pub keep_alive_timeout: Duration,
-    pub keep_alive_max_timeout: Duration,
-    pub keep_alive_timeout_threshold: Duration,
-    pub max_header_size: usize,
-    /// Maximum response body size in bytes; None for no limit.
-    pub max_response_size: Option<u64>,
-    /// Close a connection after this many requests; 0 for no limit.
-    pub max_requests_per_connection: u64,
-    /// Connections are sockets JS makes (a custom `connect` function) instead of dialing
-    /// `target`: see `transport::bridge`.
-    pub bridged: bool,
-    /// TCP keep-alive probes after this much idle time (zero: the system's default time); None
-    /// sends none.
-    pub tcp_keep_alive: Option<Duration>,
-    /// Settings for sessions where ALPN chose h2.
-    pub h2: crate::h2::H2Options,
-}
+pub use crate::options::PoolOptions;
 
 /// What `Pool::stats` reports; requests in flight are counted on the JS side.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -55,32 +30,36 @@ pub enum DispatchError {
     Destroyed,
 }
 
-pub(crate) struct PoolState {
-    pub queue: VecDeque<Request>,
+struct PoolState {
+    queue: VecDeque<Request>,
     /// Connection tasks alive, connecting or connected.
-    pub live: usize,
-    pub connected: usize,
+    live: usize,
+    connected: usize,
     /// Connections with room that wait for work.
-    pub waiting: Vec<(u64, Waker)>,
+    waiting: Vec<(u64, Waker)>,
     tasks: HashMap<u64, AbortHandle>,
     next_conn: u64,
-    pub closing: bool,
-    pub destroyed: bool,
+    closing: bool,
+    destroyed: bool,
     /// Once a connection of this pool negotiated h2: how many requests one session takes, so a
     /// burst wakes a session instead of opening a connection per request.
-    pub h2_streams: Option<usize>,
+    h2_streams: Option<usize>,
 }
 
 pub struct Pool {
     pub id: u32,
     pub opts: PoolOptions,
-    pub(crate) shared: Arc<Shared>,
-    pub(crate) state: Mutex<PoolState>,
+    shared: Arc<Shared>,
+    state: Mutex<PoolState>,
+    /// This pool as its connections see it (a weak self-reference, so the pool is dropped with
+    /// its last outside handle, as before).
+    me: std::sync::Weak<Pool>,
 }
 
 impl Pool {
     pub(crate) fn new(id: u32, opts: PoolOptions, shared: Arc<Shared>) -> Arc<Pool> {
-        Arc::new(Pool {
+        Arc::new_cyclic(|me| Pool {
+            me: me.clone(),
             id,
             opts,
             shared,
@@ -122,7 +101,7 @@ impl Pool {
         }
         st.queue.push_back(req);
         if wake {
-            self.kick(st);
+            self.kick_locked(st);
         }
         Ok(())
     }
@@ -156,12 +135,13 @@ impl Pool {
         let conn_id = st.next_conn;
         st.next_conn += 1;
         // Spawned under the lock so the task cannot finish (and unregister) before it is registered.
-        let handle = self.shared.spawn(conn::run(self.clone(), conn_id));
+        let owner: Arc<dyn ConnOwner> = self.clone();
+        let handle = self.shared.spawn(conn::run(owner, conn_id));
         st.tasks.insert(conn_id, handle.abort_handle());
     }
 
     /// Gets queued work moving: wakes one waiting connection, else starts a new one if allowed.
-    pub(crate) fn kick(self: &Arc<Self>, mut st: parking_lot::MutexGuard<'_, PoolState>) {
+    fn kick_locked(self: &Arc<Self>, mut st: parking_lot::MutexGuard<'_, PoolState>) {
         if let Some((_, w)) = st.waiting.pop() {
             drop(st);
             w.wake();
@@ -221,33 +201,108 @@ impl Pool {
         }
     }
 
-    pub(crate) fn emit(&self, f: impl FnOnce(&mut Writer<'_>)) {
-        let mut f = Some(f);
-        self.shared.write_events(&mut |q| {
-            if let Some(f) = f.take() {
-                f(&mut Writer::new(q));
-            }
-        });
+    fn emit(&self, f: impl FnOnce(&mut Writer<'_>)) {
+        self.shared.emit(f);
     }
 
-    /// A connection attempt starts (one small event per connection, not per request).
-    pub(crate) fn on_connecting(&self) {
+    fn arc(&self) -> Arc<Pool> {
+        self.me.upgrade().expect("a pool outlives the calls its connections make")
+    }
+}
+
+impl ConnOwner for Pool {
+    fn id(&self) -> u32 {
+        self.id
+    }
+    fn opts(&self) -> &PoolOptions {
+        &self.opts
+    }
+    fn shared(&self) -> &Arc<Shared> {
+        &self.shared
+    }
+
+    fn take(&self, conn: u64, waker: &Waker, taker: &mut dyn Taker) {
+        let mut st = self.state.lock();
+        if st.destroyed {
+            return;
+        }
+        let mut took = false;
+        while taker.wants_more() {
+            let Some(next) = st.queue.front() else {
+                if !st.waiting.iter().any(|(id, _)| *id == conn) {
+                    st.waiting.push((conn, waker.clone()));
+                }
+                break;
+            };
+            if next.ctl.aborted() {
+                let r = st.queue.pop_front().expect("front exists");
+                self.shared.forget(r.id);
+                continue;
+            }
+            if !taker.admits(next) {
+                // Another connection may be free to take it.
+                if let Some(pos) = st.waiting.iter().position(|(id, _)| *id != conn) {
+                    let (_, w) = st.waiting.swap_remove(pos);
+                    w.wake();
+                }
+                break;
+            }
+            let req = st.queue.pop_front().expect("front exists");
+            took = true;
+            taker.submit(req);
+        }
+        if took {
+            st.waiting.retain(|(id, _)| *id != conn);
+        }
+    }
+
+    fn requeue(&self, reqs: Vec<Request>) {
+        let mut st = self.state.lock();
+        for mut r in reqs.into_iter().rev() {
+            r.retries += 1;
+            st.queue.push_front(r);
+        }
+    }
+
+    fn kick(&self) {
+        self.arc().kick_locked(self.state.lock());
+    }
+
+    fn finished(&self) -> bool {
+        let st = self.state.lock();
+        st.destroyed || (st.closing && st.queue.is_empty())
+    }
+
+    fn destroyed(&self) -> bool {
+        self.state.lock().destroyed
+    }
+
+    /// One small event per connection, not per request.
+    fn connecting(&self) {
         self.emit(|w| w.empty(events::CONNECTING, self.id));
     }
 
-    /// `version` is the HTTP version the connection speaks ("h1" / "h2"), `addrs` its addresses.
-    pub(crate) fn on_connected(&self, version: &str, addrs: &str) {
-        self.state.lock().connected += 1;
+    fn connected(&self, _conn: u64, version: &str, addrs: &str) {
+        {
+            let mut st = self.state.lock();
+            st.connected += 1;
+            if version == "h2" {
+                st.h2_streams = Some(match self.opts.h2.max_concurrent_streams {
+                    0 => 100,
+                    n => n as usize,
+                });
+            }
+        }
         self.emit(|w| w.bytes(events::CONNECTED, self.id, format!("{version}|{addrs}").as_bytes()));
     }
 
-    /// A connection attempt failed. With no connection up, the origin is unreachable for now:
-    /// fail everything queued (undici fails a client's queue the same way).
-    pub(crate) fn on_connect_failed(self: &Arc<Self>, conn_id: u64, code: ErrorCode, errno: &str, msg: &str) {
+    /// With no connection up, the origin is unreachable for now: fail everything queued (undici
+    /// fails a client's queue the same way).
+    fn connect_failed(&self, conn: u64, code: ErrorCode, errno: &str, msg: &str) {
         let failed: Vec<Request> = {
             let mut st = self.state.lock();
             st.live -= 1;
-            st.tasks.remove(&conn_id);
+            st.tasks.remove(&conn);
             if st.connected == 0 {
                 st.queue.drain(..).collect()
             } else {
@@ -267,26 +322,176 @@ impl Pool {
         });
     }
 
-    /// A connection became an upgraded tunnel: it leaves the pool (its slot is free again).
-    pub(crate) fn on_detached(self: &Arc<Self>, conn_id: u64) {
-        self.on_disconnected(conn_id, ErrorCode::Info, "upgrade");
+    /// Its slot is free again.
+    fn detached(&self, conn: u64) {
+        self.disconnected(conn, ErrorCode::Info, "upgrade");
     }
 
-    /// A connected connection ended (or left as a tunnel); requests it handed back are already
-    /// re-queued.
-    pub(crate) fn on_disconnected(self: &Arc<Self>, conn_id: u64, code: ErrorCode, msg: &str) {
+    fn disconnected(&self, conn: u64, code: ErrorCode, msg: &str) {
         let st = {
             let mut st = self.state.lock();
             st.live -= 1;
             st.connected -= 1;
-            st.tasks.remove(&conn_id);
-            st.waiting.retain(|(id, _)| *id != conn_id);
+            st.tasks.remove(&conn);
+            st.waiting.retain(|(id, _)| *id != conn);
             st
         };
         // Work may remain (re-queued requests, or requests that arrived while every connection was busy).
-        self.kick(st);
+        self.arc().kick_locked(st);
         if !self.state.lock().destroyed {
             self.emit(|w| w.error(events::DISCONNECTED, self.id, code, "", msg));
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::registry::EventSink;
+    use crate::request::flags;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::task::Wake;
+
+    struct NullSink;
+    impl EventSink for NullSink {
+        fn write(&self, write: &mut dyn FnMut(&mut Vec<u8>)) -> bool {
+            write(&mut Vec::new());
+            false
+        }
+        fn signal(&self) {}
+        fn congested(&self, _: &Waker) -> bool {
+            false
+        }
+    }
+
+    /// Counts its wakes.
+    #[derive(Default)]
+    struct Wakes(AtomicUsize);
+    impl Wake for Wakes {
+        fn wake(self: Arc<Self>) {
+            self.0.fetch_add(1, Ordering::SeqCst);
+        }
+    }
+
+    /// A connection that takes requests while `room` lasts and admits those `admit` allows.
+    struct Conn {
+        room: usize,
+        admit: fn(&Request) -> bool,
+        took: Vec<u32>,
+    }
+    impl Taker for Conn {
+        fn wants_more(&self) -> bool {
+            self.took.len() < self.room
+        }
+        fn admits(&self, next: &Request) -> bool {
+            (self.admit)(next)
+        }
+        fn submit(&mut self, req: Request) {
+            self.took.push(req.id);
+        }
+    }
+
+    fn pool() -> Arc<Pool> {
+        let shared = Shared::new(tokio::runtime::Handle::current(), Arc::new(NullSink));
+        let opts = PoolOptions {
+            target: crate::transport::Target::Tcp { host: "127.0.0.1".into(), port: 9 },
+            tls: None,
+            connections: 1,
+            pipelining: 1,
+            connect_timeout: None,
+            keep_alive_timeout: Duration::from_secs(4),
+            keep_alive_max_timeout: Duration::from_secs(600),
+            keep_alive_timeout_threshold: Duration::from_secs(2),
+            max_header_size: 16384,
+            max_response_size: None,
+            max_requests_per_connection: 0,
+            bridged: false,
+            tcp_keep_alive: None,
+            h2: Default::default(),
+        };
+        Pool::new(1, opts, shared)
+    }
+
+    fn queue(p: &Arc<Pool>, id: u32, f: u32) {
+        p.dispatch(id, "GET\0/\0".into(), None, f, StreamLength::Chunked, None, None, false).unwrap();
+    }
+
+    fn take(p: &Pool, conn: u64, wakes: &Arc<Wakes>, room: usize, admit: fn(&Request) -> bool) -> Vec<u32> {
+        let mut c = Conn { room, admit, took: Vec::new() };
+        p.take(conn, &Waker::from(wakes.clone()), &mut c);
+        c.took
+    }
+
+    #[tokio::test]
+    async fn take_hands_out_in_order_until_the_connection_refuses() {
+        let p = pool();
+        for id in 1..=4 {
+            queue(&p, id, if id == 3 { 0 } else { flags::IDEMPOTENT });
+        }
+        let (a, b) = (Arc::new(Wakes::default()), Arc::new(Wakes::default()));
+        // Connection 2 has nothing to do yet: it waits for work.
+        assert_eq!(take(&p, 2, &b, 0, |_| true), Vec::<u32>::new());
+        let idempotent = |r: &Request| r.has(flags::IDEMPOTENT);
+        assert_eq!(take(&p, 2, &b, 1, |_| false), Vec::<u32>::new());
+        assert_eq!(b.0.load(Ordering::SeqCst), 0);
+        p.state.lock().waiting.push((2, Waker::from(b.clone())));
+        assert_eq!(take(&p, 1, &a, 8, idempotent), vec![1, 2]);
+        // Request 3 is refused: it stays first in line, and the waiting connection is woken for it.
+        assert_eq!(b.0.load(Ordering::SeqCst), 1);
+        assert_eq!(p.stats().queued, 2);
+        assert_eq!(take(&p, 2, &b, 8, |_| true), vec![3, 4]);
+    }
+
+    #[tokio::test]
+    async fn aborted_requests_are_dropped_on_the_way_and_an_empty_queue_parks_the_connection() {
+        let p = pool();
+        queue(&p, 1, flags::IDEMPOTENT);
+        queue(&p, 2, flags::IDEMPOTENT);
+        p.shared.ctl(1).unwrap().abort();
+        let w = Arc::new(Wakes::default());
+        assert_eq!(take(&p, 7, &w, 8, |_| true), vec![2]);
+        assert!(p.shared.ctl(1).is_none(), "the aborted request is forgotten");
+        // It took work this round, so it is not parked (it asks again once it has polled); asking
+        // with the queue dry parks it until work arrives.
+        assert!(p.state.lock().waiting.is_empty());
+        assert_eq!(take(&p, 7, &w, 8, |_| true), Vec::<u32>::new());
+        assert_eq!(p.state.lock().waiting.iter().filter(|(id, _)| *id == 7).count(), 1);
+        p.dispatch(3, "GET\0/\0".into(), None, 0, StreamLength::Chunked, None, None, true).unwrap();
+        assert_eq!(w.0.load(Ordering::SeqCst), 1, "new work wakes the parked connection");
+    }
+
+    #[tokio::test]
+    async fn requeued_requests_go_first_in_order_with_a_retry_counted() {
+        let p = pool();
+        for id in 1..=3 {
+            queue(&p, id, flags::IDEMPOTENT);
+        }
+        let w = Arc::new(Wakes::default());
+        assert_eq!(take(&p, 1, &w, 2, |_| true), vec![1, 2]);
+        let back = |id| Request {
+            id,
+            head: String::new(),
+            body: None,
+            stream_length: StreamLength::Chunked,
+            flags: flags::IDEMPOTENT,
+            headers_timeout: None,
+            body_timeout: None,
+            ctl: p.shared.ctl(id).unwrap(),
+            retries: 0,
+        };
+        p.requeue(vec![back(1), back(2)]);
+        let st = p.state.lock();
+        let q: Vec<(u32, u8)> = st.queue.iter().map(|r| (r.id, r.retries)).collect();
+        assert_eq!(q, vec![(1, 1), (2, 1), (3, 0)]);
+    }
+
+    #[tokio::test]
+    async fn a_destroyed_pool_hands_out_nothing() {
+        let p = pool();
+        queue(&p, 1, flags::IDEMPOTENT);
+        p.destroy();
+        let w = Arc::new(Wakes::default());
+        assert_eq!(take(&p, 1, &w, 8, |_| true), Vec::<u32>::new());
+        assert!(ConnOwner::finished(&*p) && ConnOwner::destroyed(&*p));
     }
 }

@@ -1,4 +1,5 @@
 //! A request as the engine holds it, and the control block shared with the JS thread.
+use crate::inbox::{store_waker, Inbox};
 use parking_lot::Mutex;
 use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::Arc;
@@ -7,19 +8,23 @@ use std::time::Duration;
 
 /// Request flags, set by the JS side at dispatch.
 pub mod flags {
-    pub const IDEMPOTENT: u32 = 1;
-    /// No further pipelining on the connection until this request's headers arrived.
-    pub const BLOCKING: u32 = 2;
-    /// Send `connection: close` and close the connection after the response.
-    pub const RESET: u32 = 4;
-    pub const UPGRADE: u32 = 8;
-    /// The body arrives in pieces through the request's pipe (`ReqCtl::push_body`) after dispatch.
-    pub const STREAM_BODY: u32 = 16;
-    /// JS watches this request (debug output or diagnostics channels): report SENT when its head
-    /// is written. Unset, the request costs nothing extra.
-    pub const OBSERVE: u32 = 32;
-    /// Send `expect: 100-continue` and hold the body until a 100 arrives (HTTP/2 only, as undici).
-    pub const EXPECT_CONTINUE: u32 = 64;
+    use crate::codes::code_consts;
+
+    code_consts!(u32 {
+        IDEMPOTENT = 1,
+        /// No further pipelining on the connection until this request's headers arrived.
+        BLOCKING = 2,
+        /// Send `connection: close` and close the connection after the response.
+        RESET = 4,
+        UPGRADE = 8,
+        /// The body arrives in pieces through the request's pipe (`ReqCtl::push_body`) after dispatch.
+        STREAM_BODY = 16,
+        /// JS watches this request (debug output or diagnostics channels): report SENT when its head
+        /// is written. Unset, the request costs nothing extra.
+        OBSERVE = 32,
+        /// Send `expect: 100-continue` and hold the body until a 100 arrives (HTTP/2 only, as undici).
+        EXPECT_CONTINUE = 64,
+    });
 }
 
 /// How a streamed body is framed on the wire.
@@ -57,11 +62,8 @@ const ABORTED: u8 = 2;
 /// connection has not taken yet.
 #[derive(Default)]
 struct Pipe {
-    chunks: std::collections::VecDeque<Vec<u8>>,
-    bytes: usize,
+    inbox: Inbox,
     ended: bool,
-    /// JS was told to stop writing (push_body returned false); it waits for a drain event.
-    drain_wanted: bool,
 }
 
 /// Buffered bytes per request beyond which JS is asked to wait for a drain event.
@@ -104,11 +106,7 @@ impl ReqCtl {
     }
     /// Called by the owning task; a task's waker is stable, so once per request is enough.
     pub fn set_waker(&self, w: &Waker) {
-        let mut g = self.waker.lock();
-        match &*g {
-            Some(old) if old.will_wake(w) => {}
-            _ => *g = Some(w.clone()),
-        }
+        store_waker(&mut self.waker.lock(), w);
     }
     /// Queues bytes from JS (engine thread wakes to send them). False once JS should wait for a
     /// drain event before writing more.
@@ -118,15 +116,7 @@ impl ReqCtl {
             if p.ended {
                 return true; // writes after end are dropped; JS guards against them
             }
-            p.bytes += chunk.len();
-            if !chunk.is_empty() {
-                p.chunks.push_back(chunk);
-            }
-            let below = p.bytes < PIPE_HIGH_WATER;
-            if !below {
-                p.drain_wanted = true;
-            }
-            below
+            p.inbox.push(chunk, PIPE_HIGH_WATER)
         };
         self.wake();
         below
@@ -140,9 +130,9 @@ impl ReqCtl {
     /// Takes everything queued (the connection writes it out as a whole).
     pub fn take_body(&self) -> Taken {
         let mut p = self.pipe.lock();
-        let chunks: Vec<Vec<u8>> = p.chunks.drain(..).collect();
-        p.bytes = 0;
-        let drained = std::mem::take(&mut p.drain_wanted);
+        let chunks: Vec<Vec<u8>> = p.inbox.chunks.drain(..).collect();
+        p.inbox.bytes = 0;
+        let drained = std::mem::take(&mut p.inbox.drain_wanted);
         Taken { chunks, ended: p.ended, drained }
     }
 

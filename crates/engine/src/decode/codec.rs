@@ -1,6 +1,6 @@
 //! One content coding's streaming decoder: bytes in, bytes out into a caller-sized slice, so the
 //! caller decides how much output one step may produce.
-use super::{Coding, DecodeError, ErrorKind};
+use super::coding::{Coding, DecodeError, ErrorKind};
 use brotli_decompressor::{BrotliDecompressStream, BrotliResult, BrotliState, StandardAlloc};
 use flate2::{Decompress, FlushDecompress, Status};
 

@@ -4,12 +4,13 @@
 //! allocate without bound (a decompression bomb stays a loop of bounded steps the caller controls,
 //! and `max_size` ends it).
 mod codec;
+mod coding;
 #[cfg(test)]
 mod tests;
 
 use codec::Codec;
+pub use coding::{Coding, DecodeError, ErrorKind};
 pub use codec::ZSTD_WINDOW_LOG_MAX;
-use std::fmt;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// Decoders in the process still holding their state (not yet complete, failed or released).
@@ -25,73 +26,6 @@ pub const STEP: usize = 64 * 1024;
 /// More codings than this in one response is an attack, not a real server (the same bound curl
 /// and urllib3 adopted for CVE-2022-32206).
 pub const MAX_CODINGS: usize = 5;
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Coding {
-    Gzip,
-    Deflate,
-    Brotli,
-    Zstd,
-}
-
-impl Coding {
-    /// The coding a (lower-case) content-coding name stands for; `None` for unknown ones.
-    pub fn from_name(name: &str) -> Option<Coding> {
-        match name {
-            "gzip" | "x-gzip" => Some(Coding::Gzip),
-            // The interface lists x-compress with deflate.
-            "deflate" | "x-compress" => Some(Coding::Deflate),
-            "br" => Some(Coding::Brotli),
-            "zstd" => Some(Coding::Zstd),
-            _ => None,
-        }
-    }
-
-    pub fn name(self) -> &'static str {
-        match self {
-            Coding::Gzip => "gzip",
-            Coding::Deflate => "deflate",
-            Coding::Brotli => "br",
-            Coding::Zstd => "zstd",
-        }
-    }
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ErrorKind {
-    /// The bytes are not a valid stream of the coding.
-    Corrupt,
-    /// The input ended before the coding's end marker.
-    Truncated,
-    /// The decoded size passed the caller's limit.
-    TooLarge,
-    /// More than [`MAX_CODINGS`] codings in one header.
-    TooManyCodings,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct DecodeError {
-    pub kind: ErrorKind,
-    pub coding: Option<Coding>,
-    pub message: String,
-}
-
-impl DecodeError {
-    fn new(kind: ErrorKind, coding: Coding, message: String) -> Self {
-        DecodeError { kind, coding: Some(coding), message }
-    }
-}
-
-impl fmt::Display for DecodeError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self.coding {
-            Some(c) => write!(f, "{} decoding failed: {}", c.name(), self.message),
-            None => f.write_str(&self.message),
-        }
-    }
-}
-
-impl std::error::Error for DecodeError {}
 
 /// The codings of a `content-encoding` value in the order they must be undone (the reverse of
 /// the order listed). `Ok(None)` when there is nothing to decode or any coding is unknown: the

@@ -2,8 +2,13 @@
 //! decoded into heads, body chunks and ends. No sockets, no timers: `conn/` drives it.
 #[cfg(any(test, feature = "fuzzing"))]
 pub mod check;
+mod body;
 pub mod decode;
 pub mod encode;
+mod error;
+mod head;
+#[cfg(test)]
+mod tests;
 mod token;
 
 pub use decode::{DecodeError, Decoded, Expect, Head, HeaderBlock, ResponseDecoder};

@@ -1,9 +1,11 @@
 //! HTTP/2 over a connection whose ALPN chose `h2`: the `h2` crate does framing, HPACK and flow
 //! control; this module maps the pool's requests onto streams and the streams' results onto the
 //! same events HTTP/1.1 produces, so everything above the engine is protocol-agnostic.
+pub mod options;
 mod request;
 mod response;
 pub mod session;
 mod stream;
 
-pub use session::{H2Options, GOAWAY_MESSAGE};
+pub use options::H2Options;
+pub use session::GOAWAY_MESSAGE;

@@ -11,7 +11,7 @@ use super::response::describe;
 use super::stream::{Outcome, Stream};
 use crate::error::ErrorCode;
 use crate::events;
-use crate::pool::Pool;
+use crate::owner::{ConnOwner, Taker};
 use crate::request::{flags, Request, StreamLength};
 use bytes::Bytes;
 use ::h2::client::{Connection, SendRequest};
@@ -20,7 +20,6 @@ use std::future::{poll_fn, Future};
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
-use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::task::JoinSet;
 use crate::driver::task::tracked;
@@ -32,32 +31,6 @@ pub const GOAWAY_MESSAGE: &str = "HTTP/2: \"GOAWAY\" frame received";
 /// How often a request may go back to the queue after sessions refused it.
 const MAX_RETRIES: u8 = 3;
 
-/// HTTP/2 settings of a pool (undici's `maxConcurrentStreams`, `initialWindowSize`,
-/// `connectionWindowSize`, `pingInterval`).
-#[derive(Debug, Clone)]
-pub struct H2Options {
-    /// Streams open at once on one session at most (the server's limit applies too); 0: only the server's.
-    pub max_concurrent_streams: u32,
-    pub initial_window_size: u32,
-    pub connection_window_size: u32,
-    /// PING the server this often while the session is up; None: never.
-    pub ping_interval: Option<Duration>,
-    /// Speak h2 on plain (non-TLS) connections without negotiating (h2c, RFC 9113 §3.3).
-    pub prior_knowledge: bool,
-}
-
-impl Default for H2Options {
-    fn default() -> Self {
-        H2Options {
-            max_concurrent_streams: 100,
-            initial_window_size: 256 * 1024,
-            connection_window_size: 512 * 1024,
-            ping_interval: None,
-            prior_knowledge: false,
-        }
-    }
-}
-
 enum End {
     Clean(&'static str),
     GoAway,
@@ -65,7 +38,7 @@ enum End {
 }
 
 struct Session {
-    pool: Arc<Pool>,
+    pool: Arc<dyn ConnOwner>,
     conn_id: u64,
     authority: String,
     /// The connection's addresses, for SENT events of observed requests.
@@ -79,34 +52,30 @@ struct Session {
     ping: Option<(PingPong, Timer, bool)>,
 }
 
-pub(crate) async fn run<T>(pool: Arc<Pool>, conn_id: u64, io: T, addrs: String)
+pub(crate) async fn run<T>(pool: Arc<dyn ConnOwner>, conn_id: u64, io: T, addrs: String)
 where
     T: AsyncRead + AsyncWrite + Unpin + Send + 'static,
 {
-    let o = &pool.opts.h2;
+    let o = &pool.opts().h2;
     let mut builder = ::h2::client::Builder::new();
     builder
         .enable_push(false)
         .initial_window_size(o.initial_window_size)
         .initial_connection_window_size(o.connection_window_size)
-        .max_header_list_size(pool.opts.max_header_size.min(u32::MAX as usize) as u32);
+        .max_header_list_size(pool.opts().max_header_size.min(u32::MAX as usize) as u32);
     let (send, mut connection): (SendRequest<Bytes>, Connection<T, Bytes>) = match builder.handshake(io).await {
         Ok(pair) => pair,
         Err(e) => {
             let (code, msg) = describe(&e);
-            return pool.on_connect_failed(conn_id, code, "", &msg);
+            return pool.connect_failed(conn_id, code, "", &msg);
         }
     };
-    let ping = match (pool.opts.h2.ping_interval, connection.ping_pong()) {
+    let ping = match (pool.opts().h2.ping_interval, connection.ping_pong()) {
         (Some(every), Some(pp)) if !every.is_zero() => Some((pp, Timer::after(every), false)),
         _ => None,
     };
-    pool.state.lock().h2_streams = Some(match pool.opts.h2.max_concurrent_streams {
-        0 => 100,
-        n => n as usize,
-    });
-    pool.on_connected("h2", &addrs);
-    let authority = match &pool.opts.target {
+    pool.connected(conn_id, "h2", &addrs);
+    let authority = match &pool.opts().target {
         crate::transport::Target::Tcp { host, port } if host.contains(':') => format!("[{host}]:{port}"),
         crate::transport::Target::Tcp { host, port } => format!("{host}:{port}"),
         #[cfg(unix)]
@@ -149,13 +118,9 @@ impl Session {
             // Streams already under way run to their end (or fail with the connection).
             return if self.streams.is_empty() { Poll::Ready(()) } else { Poll::Pending };
         }
-        if self.streams.is_empty() {
-            let st = self.pool.state.lock();
-            if st.destroyed || (st.closing && st.queue.is_empty()) {
-                drop(st);
-                self.go(End::Clean("closed"));
-                return Poll::Ready(());
-            }
+        if self.streams.is_empty() && self.pool.finished() {
+            self.go(End::Clean("closed"));
+            return Poll::Ready(());
         }
         Poll::Pending
     }
@@ -174,7 +139,7 @@ impl Session {
         }
         let pool = self.pool.clone();
         let (retry, fail): (Vec<Request>, Vec<Request>) = requeue.into_iter().partition(|r| r.retries < MAX_RETRIES);
-        pool.emit(|w| {
+        pool.shared().emit(|w| {
             for r in &fail {
                 w.error(events::ERROR, r.id, ErrorCode::Socket, "", "HTTP/2: the server did not process the request");
             }
@@ -183,19 +148,15 @@ impl Session {
             }
         });
         for r in &fail {
-            pool.shared.forget(r.id);
+            pool.shared().forget(r.id);
         }
-        let mut st = pool.state.lock();
-        for mut r in retry.into_iter().rev() {
-            r.retries += 1;
-            st.queue.push_front(r);
-        }
-        pool.kick(st);
+        pool.requeue(retry);
+        pool.kick();
     }
 
     /// Opens streams for queued requests while the session has room.
     fn take_work(&mut self, cx: &mut Context<'_>) {
-        let max = self.pool.opts.h2.max_concurrent_streams as usize;
+        let max = self.pool.opts().h2.max_concurrent_streams as usize;
         loop {
             if max > 0 && self.streams.len() >= max {
                 return; // a finishing stream wakes the session through the join set
@@ -220,35 +181,17 @@ impl Session {
 
     /// The next request this session may take; registers for a wake-up when there is none.
     fn next_request(&mut self, cx: &mut Context<'_>) -> Option<Request> {
-        let pool = self.pool.clone();
-        let mut st = pool.state.lock();
-        if st.destroyed {
-            return None;
-        }
-        loop {
-            let Some(front) = st.queue.front() else {
-                if !st.waiting.iter().any(|(id, _)| *id == self.conn_id) {
-                    st.waiting.push((self.conn_id, cx.waker().clone()));
-                }
-                return None;
-            };
-            if front.ctl.aborted() {
-                let r = st.queue.pop_front().expect("front exists");
-                pool.shared.forget(r.id);
-                continue;
-            }
-            let r = st.queue.pop_front().expect("front exists");
-            st.waiting.retain(|(id, _)| *id != self.conn_id);
-            return Some(r);
-        }
+        let mut one = TakeOne(None);
+        self.pool.take(self.conn_id, cx.waker(), &mut one);
+        one.0
     }
 
     fn start(&mut self, req: Request) {
         let pool = self.pool.clone();
         let fail = |req: &Request, msg: &str| {
             let id = req.id;
-            pool.shared.forget(id);
-            pool.emit(|w| w.error(events::ERROR, id, ErrorCode::InvalidArgument, "", msg));
+            pool.shared().forget(id);
+            pool.shared().emit(|w| w.error(events::ERROR, id, ErrorCode::InvalidArgument, "", msg));
         };
         if req.has(flags::UPGRADE) {
             return fail(&req, "upgrade is not supported over HTTP/2");
@@ -272,7 +215,7 @@ impl Session {
             Ok((response, send)) => {
                 if req.has(flags::OBSERVE) {
                     let id = req.id;
-                    pool.emit(|w| w.bytes(events::SENT, id, self.addrs.as_bytes()));
+                    pool.shared().emit(|w| w.bytes(events::SENT, id, self.addrs.as_bytes()));
                 }
                 let mut stream = Stream::new(self.pool.clone(), req, response, send, head.head_method, piped, expect);
                 self.streams.spawn(tracked(async move { poll_fn(|cx| stream.poll(cx)).await }));
@@ -282,16 +225,12 @@ impl Session {
                 let id = req.id;
                 // Not sent: the request may go to the next session (which GOAWAY handling opens).
                 if e.is_go_away() && req.retries < MAX_RETRIES {
-                    let mut st = pool.state.lock();
-                    let mut req = req;
-                    req.retries += 1;
-                    st.queue.push_front(req);
-                    drop(st);
-                    pool.emit(|w| w.empty(events::RETRY, id));
+                    pool.requeue(vec![req]);
+                    pool.shared().emit(|w| w.empty(events::RETRY, id));
                     return self.go(End::GoAway);
                 }
-                pool.shared.forget(id);
-                pool.emit(|w| w.error(events::ERROR, id, code, "", &msg));
+                pool.shared().forget(id);
+                pool.shared().emit(|w| w.error(events::ERROR, id, code, "", &msg));
             }
         }
     }
@@ -310,7 +249,7 @@ impl Session {
             }
         }
         if timer.as_mut().poll(cx).is_ready() {
-            let every = self.pool.opts.h2.ping_interval.unwrap_or_default();
+            let every = self.pool.opts().h2.ping_interval.unwrap_or_default();
             timer.as_mut().reset(Instant::now() + every);
             let _ = timer.as_mut().poll(cx);
             if !*waiting && pp.send_ping(Ping::opaque()).is_ok() {
@@ -331,6 +270,20 @@ impl Session {
             End::Failed(c, m) => (*c, m.clone()),
         };
         self.gone = Some(end);
-        self.pool.on_disconnected(self.conn_id, code, &msg);
+        self.pool.disconnected(self.conn_id, code, &msg);
+    }
+}
+
+/// A session takes one request at a time (it checks for stream capacity between them).
+struct TakeOne(Option<Request>);
+impl Taker for TakeOne {
+    fn wants_more(&self) -> bool {
+        self.0.is_none()
+    }
+    fn admits(&self, _next: &Request) -> bool {
+        true
+    }
+    fn submit(&mut self, req: Request) {
+        self.0 = Some(req);
     }
 }

@@ -5,7 +5,7 @@
 use super::response::{describe, head, header_block, unprocessed};
 use crate::error::ErrorCode;
 use crate::events::{self, Writer};
-use crate::pool::Pool;
+use crate::owner::ConnOwner;
 use crate::request::{ReqCtl, Request};
 use bytes::Bytes;
 use ::h2::client::ResponseFuture;
@@ -37,7 +37,7 @@ enum Body {
 }
 
 pub(crate) struct Stream {
-    pool: Arc<Pool>,
+    pool: Arc<dyn ConnOwner>,
     id: u32,
     ctl: Arc<ReqCtl>,
     /// Kept until the first response byte, so an unprocessed stream can be re-sent.
@@ -64,7 +64,7 @@ pub(crate) struct Stream {
 
 impl Stream {
     pub(crate) fn new(
-        pool: Arc<Pool>,
+        pool: Arc<dyn ConnOwner>,
         mut req: Request,
         response: ResponseFuture,
         send: SendStream<Bytes>,
@@ -145,7 +145,7 @@ impl Stream {
                         .and_then(|v| v.to_str().ok()?.parse().ok());
                     let head = head(parts.status.as_u16(), &parts.headers);
                     let id = self.id;
-                    self.pool.emit(|w| w.head(id, &head));
+                    self.pool.shared().emit(|w| w.head(id, &head));
                     if self.head_method {
                         return Poll::Ready(self.end(None));
                     }
@@ -191,7 +191,7 @@ impl Stream {
                     }
                     let head = head(status, info.headers());
                     let id = self.id;
-                    self.pool.emit(|w| w.head(id, &head));
+                    self.pool.shared().emit(|w| w.head(id, &head));
                 }
                 Poll::Ready(Some(Err(e))) => return Some(self.failed(&e)),
                 Poll::Ready(None) | Poll::Pending => return None,
@@ -211,7 +211,7 @@ impl Stream {
 
     fn drain(&mut self, recv: &mut RecvStream, cx: &mut Context<'_>) -> Option<Outcome> {
         loop {
-            if self.ctl.paused() || self.pool.shared.sink.congested(cx.waker()) {
+            if self.ctl.paused() || self.pool.shared().sink.congested(cx.waker()) {
                 return None;
             }
             match recv.poll_data(cx) {
@@ -222,12 +222,12 @@ impl Stream {
                         continue;
                     }
                     self.received += chunk.len() as u64;
-                    if self.pool.opts.max_response_size.is_some_and(|max| self.received > max) {
+                    if self.pool.opts().max_response_size.is_some_and(|max| self.received > max) {
                         self.send.send_reset(Reason::CANCEL);
                         return Some(self.error(ErrorCode::ResponseTooLarge, "Response content exceeded max size"));
                     }
                     let id = self.id;
-                    self.pool.emit(|w| w.data(id, &chunk));
+                    self.pool.shared().emit(|w| w.data(id, &chunk));
                     if self.timer_armed {
                         self.arm(self.body_timeout);
                     }
@@ -265,7 +265,7 @@ impl Stream {
                     }
                     if taken.drained {
                         let id = self.id;
-                        self.pool.emit(|w| w.empty(events::BODY_DRAIN, id));
+                        self.pool.shared().emit(|w| w.empty(events::BODY_DRAIN, id));
                     }
                     if taken.ended {
                         if remaining.is_some_and(|r| r > 0) {
@@ -341,7 +341,7 @@ impl Stream {
     fn error(&mut self, code: ErrorCode, msg: &str) -> Outcome {
         let id = self.id;
         if !self.ctl.aborted() {
-            self.pool.emit(|w: &mut Writer<'_>| w.error(events::ERROR, id, code, "", msg));
+            self.pool.shared().emit(|w: &mut Writer<'_>| w.error(events::ERROR, id, code, "", msg));
         }
         self.settle()
     }
@@ -349,13 +349,13 @@ impl Stream {
     fn end(&mut self, trailers: Option<&http::HeaderMap>) -> Outcome {
         let id = self.id;
         let block = trailers.map(header_block);
-        self.pool.emit(|w| w.end(id, block.as_ref()));
+        self.pool.shared().emit(|w| w.end(id, block.as_ref()));
         self.settle()
     }
 
     fn settle(&mut self) -> Outcome {
         self.settled = true;
-        self.pool.shared.forget(self.id);
+        self.pool.shared().forget(self.id);
         Outcome::Done
     }
 }
@@ -366,9 +366,9 @@ impl Drop for Stream {
     fn drop(&mut self) {
         if !self.settled {
             let id = self.id;
-            self.pool.shared.forget(id);
-            if !self.ctl.aborted() && !self.pool.state.lock().destroyed {
-                self.pool.emit(|w| w.error(events::ERROR, id, ErrorCode::Socket, "", "HTTP/2: the session closed"));
+            self.pool.shared().forget(id);
+            if !self.ctl.aborted() && !self.pool.destroyed() {
+                self.pool.shared().emit(|w| w.error(events::ERROR, id, ErrorCode::Socket, "", "HTTP/2: the session closed"));
             }
         }
     }

@@ -11,30 +11,15 @@ use tokio::net::TcpStream;
 use tokio::net::UnixStream;
 
 pub mod bridge;
+mod error;
+mod forward;
+mod plain;
 pub mod tls;
 
+pub use error::ConnectError;
+use forward::forward_io;
+pub use plain::{Plain, Target};
 pub use tls::{TlsConfigError, TlsConnector, TlsOptions, TlsVersion};
-
-#[derive(Debug, Clone)]
-pub enum Target {
-    Tcp {
-        host: String,
-        port: u16,
-    },
-    #[cfg(unix)]
-    Unix {
-        path: String,
-    },
-}
-
-/// A plain socket: what TLS runs over. A bridged socket is one too: the engine's TLS can run over a
-/// JS stream (a proxy's CONNECT tunnel, a SOCKS5 connection).
-pub enum Plain {
-    Tcp(TcpStream),
-    #[cfg(unix)]
-    Unix(UnixStream),
-    Bridged(bridge::BridgeIo),
-}
 
 pub enum Transport {
     Tcp(TcpStream),
@@ -45,48 +30,6 @@ pub enum Transport {
     /// A socket that lives in JS (a custom `connect` function made it), used as it is: TLS, if
     /// any, is Node's. (With the engine's TLS on top it is `Tls` over `Plain::Bridged`.)
     Bridged(bridge::BridgeIo),
-}
-
-#[derive(Debug)]
-pub enum ConnectError {
-    Timeout,
-    Io(io::Error),
-    /// The TLS handshake failed; `errno` is the code Node gives the same failure
-    /// (e.g. `CERT_HAS_EXPIRED`), `message` its description.
-    Tls {
-        errno: &'static str,
-        message: String,
-    },
-    /// The JS side could not provide a bridged socket (the user's `connect` failed).
-    Bridge {
-        code: crate::error::ErrorCode,
-        errno: String,
-        message: String,
-    },
-}
-
-impl From<io::Error> for ConnectError {
-    fn from(e: io::Error) -> Self {
-        ConnectError::Io(e)
-    }
-}
-
-impl Plain {
-    async fn connect(target: &Target) -> io::Result<Plain> {
-        match target {
-            Target::Tcp { host, port } => {
-                // IPv6 literals arrive bracketed from URL hosts.
-                let h = host.trim_start_matches('[').trim_end_matches(']');
-                // The shared DNS cache and happy eyeballs (dns/); IP literals connect directly.
-                let s = crate::dns::connect(h, *port).await?;
-                // Requests are written whole; Nagle would only add latency (undici sets noDelay too).
-                s.set_nodelay(true)?;
-                Ok(Plain::Tcp(s))
-            }
-            #[cfg(unix)]
-            Target::Unix { path } => Ok(Plain::Unix(UnixStream::connect(path).await?)),
-        }
-    }
 }
 
 impl Transport {
@@ -164,45 +107,4 @@ async fn with_timeout<T>(
     }
 }
 
-// Forwards the tokio I/O traits to whichever stream a variant holds.
-macro_rules! forward_io {
-    ($ty:ident { $($variant:ident $(#[$attr:meta])?),* }) => {
-        impl AsyncRead for $ty {
-            fn poll_read(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<io::Result<()>> {
-                match self.get_mut() {
-                    $($(#[$attr])? $ty::$variant(s) => Pin::new(s).poll_read(cx, buf),)*
-                }
-            }
-        }
-        impl AsyncWrite for $ty {
-            fn poll_write(self: Pin<&mut Self>, cx: &mut Context<'_>, data: &[u8]) -> Poll<io::Result<usize>> {
-                match self.get_mut() {
-                    $($(#[$attr])? $ty::$variant(s) => Pin::new(s).poll_write(cx, data),)*
-                }
-            }
-            fn poll_write_vectored(self: Pin<&mut Self>, cx: &mut Context<'_>, bufs: &[io::IoSlice<'_>]) -> Poll<io::Result<usize>> {
-                match self.get_mut() {
-                    $($(#[$attr])? $ty::$variant(s) => Pin::new(s).poll_write_vectored(cx, bufs),)*
-                }
-            }
-            fn is_write_vectored(&self) -> bool {
-                match self {
-                    $($(#[$attr])? $ty::$variant(s) => s.is_write_vectored(),)*
-                }
-            }
-            fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-                match self.get_mut() {
-                    $($(#[$attr])? $ty::$variant(s) => Pin::new(s).poll_flush(cx),)*
-                }
-            }
-            fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-                match self.get_mut() {
-                    $($(#[$attr])? $ty::$variant(s) => Pin::new(s).poll_shutdown(cx),)*
-                }
-            }
-        }
-    };
-}
-
-forward_io!(Plain { Tcp, Unix #[cfg(unix)], Bridged });
 forward_io!(Transport { Tcp, Unix #[cfg(unix)], Tls, Bridged });

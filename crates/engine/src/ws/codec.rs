@@ -1,11 +1,11 @@
 //! The client side of one WebSocket connection: reassembles fragmented messages, answers pings,
 //! runs the close handshake, and fails the connection on any protocol violation with the close
 //! code RFC 6455 §7.4.1 names (1002 protocol, 1007 bad data, 1009 too big).
-use super::close_code::{INVALID_DATA, PROTOCOL_ERROR, TOO_BIG};
+use super::close::close_code::{INVALID_DATA, PROTOCOL_ERROR, TOO_BIG};
 use super::deflate::{Deflater, InflateError, Inflater};
 use super::extension::DeflateParams;
 use super::frame::{self, Header};
-use super::is_valid_close_code;
+use super::close::is_valid_close_code;
 use super::masks::Masks;
 
 /// Default largest message accepted (after decompression): 64 MiB.

@@ -1,0 +1,579 @@
+//! The HTTP/1.1 session of a connection: drives the sans-IO codec (`crate::h1`) over a
+//! transport, with the pipeline (`dispatch.rs`), backpressure (pause stops reading), timeouts and
+//! keep-alive. Reads, writes, control flags and timers are all handled in one hand-written `poll`,
+//! so a connection is a single task and a single wake-up serves everything that became ready;
+//! after an upgrade the same task runs the tunnel (`tunnel.rs`).
+use super::buffers::Buffers;
+use super::dispatch::{self, Pipeline, Settled};
+use super::session::{End, BUDGET};
+use super::tunnel::Tunnel;
+use crate::error::ErrorCode;
+use crate::events::{self, Writer};
+use crate::h1::{encode::encode_chunk, encode::LAST_CHUNK, encode_request_head, BodyFraming, Decoded, Expect, ResponseDecoder};
+use crate::owner::{ConnOwner, Taker};
+use crate::registry::{EventSink, Shared};
+use crate::request::{flags, Request, StreamLength, PIPE_HIGH_WATER};
+use crate::transport::Transport;
+use std::future::Future;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+use std::time::Duration;
+use crate::driver::Timer;
+use tokio::time::Instant;
+
+/// Debug builds only: a request for this path makes its connection task panic when the response
+/// head arrives, so tests can show a panic fails that connection's requests and nothing else.
+#[cfg(debug_assertions)]
+pub const PANIC_TEST_PATH: &str = "/__ferro_test_panic__";
+
+pub(super) struct Http1 {
+    pool: Arc<dyn ConnOwner>,
+    shared: Arc<Shared>,
+    sink: Arc<dyn EventSink>,
+    id: u64,
+    io: Transport,
+    bufs: Buffers,
+    decoder: ResponseDecoder,
+    pipe: Pipeline,
+    /// A pause stopped decoding early; decoding resumes with it, even if the socket has nothing
+    /// more to read.
+    undecoded: bool,
+    keep_alive: Duration,
+    timer: Timer,
+    armed: Instant,
+    /// When the front request was fully written, or its last body chunk arrived, or idle began.
+    mark: Instant,
+    tunnel: Option<Tunnel>,
+    addrs: String,
+    /// The pool has been told this connection left (finish, or detached as a tunnel).
+    left_pool: bool,
+}
+
+fn far_future() -> Instant {
+    Instant::now() + Duration::from_secs(86400 * 365)
+}
+
+impl Http1 {
+    pub(super) fn new(pool: Arc<dyn ConnOwner>, id: u64, io: Transport, addrs: String) -> Http1 {
+        let shared = pool.shared().clone();
+        let sink = shared.sink.clone();
+        let armed = far_future();
+        Http1 {
+            decoder: ResponseDecoder::new(pool.opts().max_header_size),
+            keep_alive: pool.opts().keep_alive_timeout,
+            pipe: Pipeline::new(pool.opts().pipelining),
+            pool,
+            shared,
+            sink,
+            id,
+            io,
+            bufs: Buffers::new(),
+            undecoded: false,
+            timer: Timer::at(armed),
+            armed,
+            mark: Instant::now(),
+            tunnel: None,
+            addrs,
+            left_pool: false,
+        }
+    }
+
+    pub(super) fn poll(&mut self, cx: &mut Context<'_>) -> Poll<End> {
+        for _ in 0..BUDGET {
+            if let Some(t) = self.tunnel.as_mut() {
+                return t.poll(&mut self.io, &mut self.bufs, &self.shared, &*self.sink, cx);
+            }
+            if let Some(end) = self.check_control() {
+                return Poll::Ready(end);
+            }
+            // A server's close often arrives right behind its last response: look for it before
+            // reusing an idle connection, so no request (which might not be re-sendable) is
+            // written into a socket that is already closing.
+            if self.pipe.inflight.is_empty() && self.bufs.wbuf.is_empty() && self.pipe.served > 0 {
+                if let Err(end) = self.read(cx) {
+                    return Poll::Ready(end);
+                }
+            }
+            self.fill(cx);
+            let mut progress = match self.pump_body() {
+                Ok(p) => p,
+                Err(end) => return Poll::Ready(end),
+            };
+            progress |= match self.write(cx) {
+                Ok(p) => p,
+                Err(end) => return Poll::Ready(end),
+            };
+            if self.can_read() && !self.sink.congested(cx.waker()) {
+                if self.undecoded {
+                    self.undecoded = false;
+                    if let Err(end) = self.on_bytes() {
+                        return Poll::Ready(end);
+                    }
+                    progress = true;
+                }
+                match self.read(cx) {
+                    Ok(p) => progress |= p,
+                    Err(end) => return Poll::Ready(end),
+                }
+            }
+            if self.tunnel.is_some() {
+                // Just upgraded: the socket now belongs to the user, not the pool (as in undici),
+                // so its slot frees up for new connections; the tunnel loop takes over.
+                self.pool.detached(self.id);
+                self.left_pool = true;
+                continue;
+            }
+            if self.pipe.inflight.is_empty() && self.bufs.wbuf.is_empty() {
+                if self.pool.finished() {
+                    return Poll::Ready(End::Clean("closed"));
+                }
+                if self.pipe.no_reuse {
+                    return Poll::Ready(End::Clean("connection not reusable"));
+                }
+            }
+            if !progress {
+                return match self.poll_timer(cx) {
+                    Some(end) => Poll::Ready(end),
+                    None => Poll::Pending,
+                };
+            }
+        }
+        // Budget used up with work left: let other connections run, then come back.
+        cx.waker().wake_by_ref();
+        Poll::Pending
+    }
+
+    /// Pause and abort set by JS. An aborted request that is already on the wire takes the
+    /// connection down with it (its response bytes cannot be skipped safely).
+    fn check_control(&mut self) -> Option<End> {
+        if self.pipe.inflight.iter().any(|f| f.req.ctl.aborted()) {
+            return Some(End::Aborted);
+        }
+        None
+    }
+
+    fn can_read(&self) -> bool {
+        match self.pipe.inflight.front() {
+            Some(f) => !f.req.ctl.paused(),
+            None => true,
+        }
+    }
+
+    /// Pulls queued requests this connection may take now and encodes them into the write buffer.
+    fn fill(&mut self, cx: &mut Context<'_>) {
+        if !self.pipe.wants_more() {
+            return;
+        }
+        let owner = self.pool.clone();
+        owner.take(self.id, cx.waker(), &mut Filler { conn: self, cx });
+    }
+
+    fn start(&mut self, req: Request, cx: &Context<'_>) {
+        let framing = if req.has(flags::STREAM_BODY) {
+            match req.stream_length {
+                StreamLength::Known(n) => BodyFraming::Length(n),
+                StreamLength::Chunked => BodyFraming::Chunked,
+            }
+        } else {
+            match &req.body {
+                Some(b) => BodyFraming::Length(b.len() as u64),
+                None => BodyFraming::None,
+            }
+        };
+        let before = self.bufs.wbuf.len();
+        // The last request maxRequestsPerClient allows announces the close, as a reset does.
+        let last = self.pipe.next_is_last(self.pool.opts().max_requests_per_connection);
+        let kind = match encode_request_head(&req.head, framing, req.has(flags::RESET) || last, &mut self.bufs.wbuf) {
+            Ok(k) => k,
+            Err(e) => {
+                let id = req.id;
+                self.shared.forget(id);
+                let msg = e.to_string();
+                self.shared.emit(|w| w.error(events::ERROR, id, ErrorCode::InvalidArgument, "", &msg));
+                return;
+            }
+        };
+        debug_assert!(self.bufs.wbuf.len() > before);
+        if req.has(flags::OBSERVE) {
+            let (id, addrs) = (req.id, self.addrs.as_bytes());
+            self.shared.emit(|w| w.bytes(events::SENT, id, addrs));
+        }
+        if let Some(b) = &req.body {
+            self.bufs.wbuf.extend_from_slice(b);
+        }
+        self.decoder.push_expect(Expect { head: kind.head, connect: kind.connect, upgrade: req.has(flags::UPGRADE) });
+        req.ctl.set_waker(cx.waker());
+        let stream = req.has(flags::STREAM_BODY).then_some(match framing {
+            BodyFraming::Length(n) => Some(n),
+            _ => None,
+        });
+        self.pipe.push(req, kind.connect, last, stream);
+    }
+
+    /// Moves what JS wrote for the streaming request into the write buffer, framed.
+    fn pump_body(&mut self) -> Result<bool, End> {
+        let Some(st) = self.pipe.streaming.as_mut() else {
+            return Ok(false);
+        };
+        // What JS wrote stays in its pipe (backpressuring JS) until the socket takes ours.
+        if self.bufs.wbuf.len() >= PIPE_HIGH_WATER {
+            return Ok(false);
+        }
+        let taken = st.ctl.take_body();
+        let mut progress = !taken.chunks.is_empty();
+        for chunk in &taken.chunks {
+            match &mut st.remaining {
+                Some(rem) => {
+                    if chunk.len() as u64 > *rem {
+                        return Err(mismatch());
+                    }
+                    *rem -= chunk.len() as u64;
+                    self.bufs.wbuf.extend_from_slice(chunk);
+                }
+                None => encode_chunk(chunk, &mut self.bufs.wbuf),
+            }
+        }
+        let id = st.id;
+        if taken.drained {
+            self.shared.emit(|w| w.empty(events::BODY_DRAIN, id));
+        }
+        if taken.ended {
+            match st.remaining {
+                Some(0) => {}
+                Some(_) => return Err(mismatch()),
+                None => self.bufs.wbuf.extend_from_slice(LAST_CHUNK),
+            }
+            self.pipe.streaming = None;
+            // The request is complete once this goes out; its headers timeout starts about now.
+            self.mark = Instant::now();
+            progress = true;
+        }
+        Ok(progress)
+    }
+
+    fn write(&mut self, cx: &mut Context<'_>) -> Result<bool, End> {
+        let (progress, all_out) = self.bufs.write(&mut self.io, cx).map_err(End::io)?;
+        if all_out {
+            if self.pipe.unwritten == self.pipe.inflight.len() {
+                // The front request just finished going out: its headers timeout starts now.
+                self.mark = Instant::now();
+            }
+            self.pipe.unwritten = 0;
+        }
+        Ok(progress)
+    }
+
+    fn read(&mut self, cx: &mut Context<'_>) -> Result<bool, End> {
+        match self.bufs.read(&mut self.io, cx) {
+            Poll::Pending => Ok(false),
+            Poll::Ready(Err(e)) => Err(End::io(e)),
+            Poll::Ready(Ok(0)) => Err(self.on_eof()),
+            Poll::Ready(Ok(_)) => {
+                self.on_bytes()?;
+                Ok(true)
+            }
+        }
+    }
+
+    /// Decodes everything buffered and hands the events to JS in one batch.
+    fn on_bytes(&mut self) -> Result<(), End> {
+        let shared = self.shared.clone();
+        let mut result = Ok(());
+        let mut done: Vec<u32> = Vec::new();
+        shared.write_events(&mut |q| {
+            let mut w = Writer::new(q);
+            result = self.decode_into(&mut w, &mut done);
+        });
+        for id in done {
+            self.shared.forget(id);
+        }
+        result
+    }
+
+    fn decode_into(&mut self, w: &mut Writer<'_>, done: &mut Vec<u32>) -> Result<(), End> {
+        loop {
+            if self.pipe.inflight.front().is_some_and(|f| f.req.ctl.paused()) {
+                // Leave the rest buffered until JS resumes. Decoding resumes then even with an
+                // empty buffer: the decoder may still owe an item that needs no more bytes (the
+                // End right after a Content-Length body's last Data).
+                self.undecoded = true;
+                return Ok(());
+            }
+            let item = match self.decoder.decode(&mut self.bufs.rbuf) {
+                Ok(Some(item)) => item,
+                Ok(None) => break,
+                Err(e) => {
+                    return Err(End::Failed { code: ErrorCode::from_decode(&e), errno: "", message: e.to_string() })
+                }
+            };
+            let Some(front) = self.pipe.inflight.front_mut() else {
+                return Err(End::Failed { code: ErrorCode::Parser, errno: "", message: "response without a request".into() });
+            };
+            front.started = true;
+            let id = front.req.id;
+            match item {
+                Decoded::Head(head) => {
+                    #[cfg(debug_assertions)]
+                    if front.req.head.split('\0').nth(1) == Some(PANIC_TEST_PATH) {
+                        panic!("ferro test hook: a connection task panics");
+                    }
+                    if head.status >= 200 {
+                        front.head_done = true;
+                        self.pipe.blocked = false;
+                        self.mark = Instant::now();
+                        if !head.keep_alive {
+                            self.pipe.no_reuse = true;
+                        }
+                        self.keep_alive = self.keep_alive_for(head.keep_alive_timeout_ms);
+                        if head.keep_alive_timeout_ms.is_some() && self.keep_alive.is_zero() {
+                            // The server drops the socket before the threshold would let us use it.
+                            self.pipe.no_reuse = true;
+                        }
+                    }
+                    w.head(id, &head);
+                }
+                Decoded::Data(chunk) => {
+                    front.body_bytes += chunk.len() as u64;
+                    if let Some(max) = self.pool.opts().max_response_size {
+                        if front.body_bytes > max {
+                            return Err(End::Failed {
+                                code: ErrorCode::ResponseTooLarge,
+                                errno: "",
+                                message: "Response content exceeded max size".into(),
+                            });
+                        }
+                    }
+                    self.mark = Instant::now();
+                    w.data(id, &chunk);
+                }
+                Decoded::End { trailers } => {
+                    w.end(id, trailers.as_ref());
+                    if self.pipe.streaming.as_ref().is_some_and(|s| s.id == id) {
+                        // Answered before its body was all sent: the rest can't follow on this connection.
+                        self.pipe.streaming = None;
+                        self.pipe.no_reuse = true;
+                    }
+                    self.pipe.inflight.pop_front();
+                    done.push(id);
+                    self.mark = Instant::now();
+                }
+                Decoded::Upgrade(head) => {
+                    w.upgrade(id, &head, &self.addrs);
+                    let Some(f) = self.pipe.inflight.pop_front() else {
+                        return Ok(());
+                    };
+                    self.pipe.streaming = None;
+                    self.pipe.no_reuse = true;
+                    // Bytes the server sent right behind the head already belong to the tunnel.
+                    if !self.bufs.rbuf.is_empty() {
+                        let rest = self.bufs.rbuf.split();
+                        w.data(id, &rest);
+                    }
+                    self.tunnel = Some(Tunnel::new(id, f.req.ctl.clone()));
+                    return Ok(());
+                }
+            }
+        }
+        if self.pipe.inflight.is_empty() && !self.bufs.rbuf.is_empty() {
+            // Bytes nobody asked for: the connection is out of step with the server; never reuse it.
+            return Err(End::Clean("unsolicited bytes after a complete response"));
+        }
+        Ok(())
+    }
+
+    fn on_eof(&mut self) -> End {
+        let mut ended = None;
+        let res = self.decoder.eof();
+        match res {
+            Ok(Some(Decoded::End { trailers })) => {
+                if let Some(front) = self.pipe.inflight.pop_front() {
+                    let id = front.req.id;
+                    self.shared.emit(|w| w.end(id, trailers.as_ref()));
+                    self.shared.forget(id);
+                }
+                ended = Some(End::Clean("closed after a close-delimited body"));
+            }
+            Ok(_) => {}
+            Err(e) => {
+                return End::Failed { code: ErrorCode::from_decode(&e), errno: "", message: e.to_string() };
+            }
+        }
+        ended.unwrap_or_else(|| {
+            if self.pipe.inflight.is_empty() {
+                End::Clean("other side closed")
+            } else {
+                End::Failed { code: ErrorCode::Socket, errno: "", message: "other side closed".into() }
+            }
+        })
+    }
+
+    /// Keep-alive for the next idle period: the server's hint minus the threshold, capped.
+    fn keep_alive_for(&self, hint_ms: Option<u64>) -> Duration {
+        let o = self.pool.opts();
+        match hint_ms {
+            Some(ms) => Duration::from_millis(ms)
+                .saturating_sub(o.keep_alive_timeout_threshold)
+                .min(o.keep_alive_max_timeout),
+            None => o.keep_alive_timeout,
+        }
+    }
+
+    /// One timer serves the headers, body and keep-alive timeouts. It is only re-armed when the
+    /// deadline moves earlier or it fires early, so body chunks don't touch the timer wheel.
+    fn poll_timer(&mut self, cx: &mut Context<'_>) -> Option<End> {
+        loop {
+            let (deadline, what) = self.deadline();
+            let deadline = deadline?;
+            if deadline < self.armed || self.timer.is_elapsed() {
+                self.timer.as_mut().reset(deadline);
+                self.armed = deadline;
+            }
+            match self.timer.as_mut().poll(cx) {
+                Poll::Pending => return None,
+                Poll::Ready(()) => {
+                    if Instant::now() >= deadline {
+                        return Some(what);
+                    }
+                    // Fired for an older deadline; loop re-arms for the current one.
+                    self.armed = deadline;
+                    self.timer.as_mut().reset(deadline);
+                }
+            }
+        }
+    }
+
+    fn deadline(&self) -> (Option<Instant>, End) {
+        match self.pipe.inflight.front() {
+            None => {
+                if self.keep_alive.is_zero() {
+                    return (Some(self.mark), End::Clean("socket idle timeout"));
+                }
+                (Some(self.mark + self.keep_alive), End::Clean("socket idle timeout"))
+            }
+            Some(f) if f.req.ctl.paused() => (None, End::Clean("")),
+            Some(f) if !f.head_done => {
+                let body_pending = self.pipe.streaming.as_ref().is_some_and(|s| s.id == f.req.id);
+                if self.pipe.unwritten == self.pipe.inflight.len() || body_pending {
+                    return (None, End::Clean(""));
+                }
+                match f.req.headers_timeout {
+                    Some(t) => (
+                        Some(self.mark + t),
+                        End::Failed { code: ErrorCode::HeadersTimeout, errno: "", message: "Headers Timeout Error".into() },
+                    ),
+                    None => (None, End::Clean("")),
+                }
+            }
+            Some(f) => match f.req.body_timeout {
+                Some(t) => (
+                    Some(self.mark + t),
+                    End::Failed { code: ErrorCode::BodyTimeout, errno: "", message: "Body Timeout Error".into() },
+                ),
+                None => (None, End::Clean("")),
+            },
+        }
+    }
+
+    /// Settles every request still on this connection: the head of the pipeline fails with the
+    /// cause (unless it never saw a response byte and may be re-sent); the rest go back to the queue.
+    pub(super) fn finish(&mut self, end: End) {
+        let pool = self.pool.clone();
+        let shared = self.shared.clone();
+        self.left_pool = true;
+        let (code, errno, message) = match &end {
+            End::Clean(m) => (ErrorCode::Info, "", m.to_string()),
+            End::Failed { code, errno, message } => (*code, *errno, message.clone()),
+            End::Aborted => (ErrorCode::Info, "", "request aborted".to_string()),
+        };
+        if let Some(t) = self.tunnel.take() {
+            if let End::Failed { code, errno, message } = &end {
+                let (code, errno, message) = (*code, *errno, message.clone());
+                shared.emit(|w| w.error(events::ERROR, t.id, code, errno, &message));
+            } else if !t.read_eof && !t.ctl.aborted() {
+                shared.emit(|w| w.end(t.id, None));
+            }
+            shared.forget(t.id);
+            // Detached from the pool when it became a tunnel.
+            return;
+        }
+        let inflight = std::mem::take(&mut self.pipe.inflight);
+        let Settled { requeue, failed, aborted } =
+            dispatch::settle(inflight, self.pipe.served, code, matches!(end, End::Aborted));
+        for id in aborted {
+            shared.forget(id);
+        }
+        // Without a failure cause (clean close with requests aboard, e.g. the server closed after
+        // `connection: close`), requests that cannot be re-sent fail as a socket error.
+        let fail_code = if code == ErrorCode::Info { ErrorCode::Socket } else { code };
+        shared.emit(|w| {
+            for id in &failed {
+                w.error(events::ERROR, *id, fail_code, errno, &message);
+            }
+            for r in &requeue {
+                w.empty(events::RETRY, r.id);
+            }
+        });
+        for id in &failed {
+            shared.forget(*id);
+        }
+        if !requeue.is_empty() {
+            pool.requeue(requeue);
+        }
+        pool.disconnected(self.id, code, &message);
+    }
+}
+
+/// The pool's queue hands this connection work by the pipeline's rules.
+struct Filler<'a, 'c> {
+    conn: &'a mut Http1,
+    cx: &'a Context<'c>,
+}
+
+impl Taker for Filler<'_, '_> {
+    fn wants_more(&self) -> bool {
+        self.conn.pipe.wants_more()
+    }
+    fn admits(&self, next: &Request) -> bool {
+        self.conn.pipe.admits(next)
+    }
+    fn submit(&mut self, req: Request) {
+        self.conn.start(req, self.cx);
+    }
+}
+
+impl Drop for Http1 {
+    /// Reached with requests aboard only when the task was torn down by a panic or by the runtime
+    /// shutting down: fail them rather than leave JS waiting forever.
+    fn drop(&mut self) {
+        let mut ids: Vec<u32> = self.pipe.inflight.drain(..).map(|f| f.req.id).collect();
+        ids.extend(self.tunnel.take().map(|t| t.id));
+        if !self.left_pool {
+            // Otherwise the pool would count this connection forever and, at its connection
+            // limit, never open another one: later requests would wait for ever.
+            self.left_pool = true;
+            self.pool.disconnected(self.id, ErrorCode::Internal, "connection task ended unexpectedly");
+        }
+        if ids.is_empty() {
+            return;
+        }
+        let destroyed = self.pool.destroyed();
+        if !destroyed {
+            self.shared.emit(|w| {
+                for id in &ids {
+                    w.error(events::ERROR, *id, ErrorCode::Internal, "", "connection task ended unexpectedly");
+                }
+            });
+        }
+        for id in ids {
+            self.shared.forget(id);
+        }
+    }
+}
+
+fn mismatch() -> End {
+    End::Failed {
+        code: ErrorCode::RequestContentLengthMismatch,
+        errno: "",
+        message: "Request body length does not match content-length header".into(),
+    }
+}

@@ -1,0 +1,39 @@
+//! One connection of a pool, as one task (the driver): connect, let ALPN pick the protocol, run
+//! that protocol's session over the socket until it ends, and tell the pool. The pieces:
+//! - `connect.rs`: dialing (or a bridged socket from JS), TLS, the address string;
+//! - `session.rs`: the protocol chosen, and how a session ends;
+//! - `http1.rs`: the HTTP/1.1 session, a hand-written `poll` (the state machine the driver polls);
+//! - `dispatch.rs`: its pipeline and the pipelining / retry rules (pure, unit-tested);
+//! - `buffers.rs`: its read and write buffers;
+//! - `tunnel.rs`: the socket after an upgrade or a CONNECT, a byte tunnel to JS.
+//!
+//! HTTP/2 sessions live in `crate::h2`. Both take work through the pool's `ConnOwner` interface.
+mod buffers;
+mod connect;
+mod dispatch;
+mod http1;
+mod session;
+mod tunnel;
+
+use crate::owner::ConnOwner;
+#[cfg(debug_assertions)]
+pub use http1::PANIC_TEST_PATH;
+use session::Protocol;
+use std::future::poll_fn;
+use std::sync::Arc;
+
+pub(crate) async fn run(pool: Arc<dyn ConnOwner>, conn_id: u64) {
+    // Counted as alive for as long as the task exists (also when it ends by a panic or an abort).
+    let _alive = pool.shared().conn_alive();
+    pool.connecting();
+    let Some((io, addrs)) = connect::connect(&*pool, conn_id).await else { return };
+    match Protocol::negotiated(&addrs, pool.opts().h2.prior_knowledge) {
+        Protocol::H2 => crate::h2::session::run(pool, conn_id, io, addrs).await,
+        Protocol::H1 => {
+            pool.connected(conn_id, "h1", &addrs);
+            let mut session = http1::Http1::new(pool, conn_id, io, addrs);
+            let end = poll_fn(|cx| session.poll(cx)).await;
+            session.finish(end);
+        }
+    }
+}

@@ -1,0 +1,31 @@
+//! A pool's options, as the binding sets them; connections read them too.
+use crate::transport::Target;
+use std::time::Duration;
+
+#[derive(Debug, Clone)]
+pub struct PoolOptions {
+    pub target: Target,
+    /// TLS on top of `target` (https origins); built by `Engine::tls_connector`.
+    pub tls: Option<crate::transport::tls::TlsConnector>,
+    /// Maximum connections; 0 means no limit.
+    pub connections: usize,
+    /// Maximum requests in flight on one connection (0 is treated as 1).
+    pub pipelining: usize,
+    pub connect_timeout: Option<Duration>,
+    pub keep_alive_timeout: Duration,
+    pub keep_alive_max_timeout: Duration,
+    pub keep_alive_timeout_threshold: Duration,
+    pub max_header_size: usize,
+    /// Maximum response body size in bytes; None for no limit.
+    pub max_response_size: Option<u64>,
+    /// Close a connection after this many requests; 0 for no limit.
+    pub max_requests_per_connection: u64,
+    /// Connections are sockets JS makes (a custom `connect` function) instead of dialing
+    /// `target`: see `transport::bridge`.
+    pub bridged: bool,
+    /// TCP keep-alive probes after this much idle time (zero: the system's default time); None
+    /// sends none.
+    pub tcp_keep_alive: Option<Duration>,
+    /// Settings for sessions where ALPN chose h2.
+    pub h2: crate::h2::options::H2Options,
+}
