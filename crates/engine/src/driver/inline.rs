@@ -99,7 +99,7 @@ impl Drop for Inline {
 mod tests {
     use super::*;
     use crate::driver::task::Tracked;
-    use crate::driver::Timer;
+    use crate::driver::timer::Timer;
     use std::sync::atomic::AtomicUsize;
     use std::time::Duration;
 

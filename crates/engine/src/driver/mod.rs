@@ -3,7 +3,7 @@
 //! - inline: the JS thread ticks the runtime from its own event loop (the binding watches the
 //!   reactor's descriptor and arms a loop timer for the earliest engine deadline).
 //!
-//! The connection code is the same for both. It only spawns through [`task::spawn_tracked`] and
+//! The connection code is the same for both. It only spawns through `Shared::spawn` / [`task::tracked`] and
 //! sleeps through [`timer::Timer`], which record, for an inline runtime, which tasks were woken but
 //! not yet polled and which deadlines are live: the two things tokio does not expose and an
 //! outside event loop needs. On a threaded runtime both cost one branch / one thread-local read.
