@@ -392,7 +392,7 @@ mod tests {
     }
 
     fn pool() -> Arc<Pool> {
-        let shared = Shared::new(tokio::runtime::Handle::current(), Arc::new(NullSink));
+        let shared = Shared::new(tokio::runtime::Handle::current(), Arc::new(NullSink), None);
         let opts = PoolOptions {
             target: crate::transport::Target::Tcp { host: "127.0.0.1".into(), port: 9 },
             tls: None,
