@@ -298,6 +298,8 @@ export class FetchHandler implements DispatchHandler {
 
   #cancel(reason: unknown): void {
     this.#streamDone = true;
+    // Decoders hold engine-side state (a brotli window is megabytes): free it now, not at GC.
+    for (const d of this.#decoders) d.destroy();
     this.#detach();
     if (!this.#finished && this.#controller !== null) {
       this.#controller.abort(reason instanceof Error ? reason : new DOMException('The body was cancelled', 'AbortError'));
