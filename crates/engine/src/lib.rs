@@ -8,6 +8,8 @@ pub mod error;
 pub mod events;
 pub mod h1;
 pub mod h2;
+#[cfg(any(test, feature = "fuzzing"))]
+pub mod pieces;
 pub mod pool;
 pub mod request;
 pub mod transport;
