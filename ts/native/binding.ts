@@ -113,6 +113,8 @@ export interface NativeBinding {
   createDecoder(contentEncoding: string, maxSize: number, lenient: boolean): NativeDecoder | null;
   /** True in debug builds, which carry test-only hooks (see `src/binding.rs`). */
   testHooks(): boolean;
+  /** Throws (code InvalidArg) when the engine's TLS cannot present this client cert chain and key. */
+  checkClientCert(cert: string, key: string): void;
 }
 
 function isMusl(): boolean {
