@@ -2,17 +2,15 @@
 // legacy-clients.sh: an X.509 v1 certificate, an RSA-1024, a P-521 and an Ed448 key. Such a
 // client runs over Node's TLS (the bridged transport) and says so once on NODE_DEBUG=lib; a pair
 // Node refuses too is still an InvalidArgumentError when the client is made.
-import { beforeAll, describe, expect, it } from 'vitest';
-import { spawn } from 'node:child_process';
+import { describe, expect, it } from 'vitest';
 import { once } from 'node:events';
 import { readFileSync } from 'node:fs';
 import { createServer, type ServerOptions } from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
 import { join } from 'node:path';
 import type { TLSSocket } from 'node:tls';
-import { pathToFileURL } from 'node:url';
 import { Agent, Client, Pool, buildConnector, errors } from '../ts/index.js';
-import { buildForChild } from './fixtures/child-build.js';
+import { lines, useChildRuns, type ChildRun } from './fixtures/child-run.js';
 import { useCleanup } from './fixtures/cleanup.js';
 
 const dir = join(import.meta.dirname, 'fixtures', 'tls');
@@ -22,6 +20,7 @@ const pair = (name: string): { key: string; cert: string } => ({ key: read(`${na
 const LEGACY = ['client-v1', 'client-rsa1024', 'client-p521', 'client-ed448'];
 
 const { track } = useCleanup();
+const runChild = useChildRuns();
 
 interface Running {
   origin: string;
@@ -103,53 +102,40 @@ describe('client certificates the engine refuses', () => {
 });
 
 describe('NODE_DEBUG=lib', () => {
-  let lib = '';
-  beforeAll(() => {
-    lib = pathToFileURL(buildForChild()).href;
-  }, 60_000);
-
-  /** Two requests on two connections of one client with `cert` in a child process: its stdout and stderr lines. */
-  async function child(nodeDebug: string | undefined, origin: string, cert: string): Promise<{ pid: number; out: string; lines: string[] }> {
-    const script = `
-      const { Pool } = await import(process.env.FERRO_LIB);
-      const { readFileSync } = await import('node:fs');
-      const read = (n) => readFileSync(process.env.DIR + '/' + n, 'utf8');
-      const pool = new Pool(process.env.ORIGIN, { connections: 2, pipelining: 1, connect: { ca: read('ca.pem'), cert: read(process.env.CERT + '.pem'), key: read(process.env.CERT + '.key') } });
-      const texts = await Promise.all([0, 1].map(async () => (await pool.request({ path: '/', method: 'GET' })).body.text()));
-      console.log(texts.join(','));
-      await pool.close();
-    `;
-    const env: NodeJS.ProcessEnv = { ...process.env, FERRO_LIB: lib, ORIGIN: origin, DIR: dir, CERT: cert };
-    delete env.NODE_DEBUG;
-    if (nodeDebug !== undefined) env.NODE_DEBUG = nodeDebug;
-    const p = spawn(process.execPath, ['--input-type=module', '-e', script], { env });
-    let out = '';
-    let err = '';
-    p.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));
-    p.stderr.setEncoding('utf8').on('data', (d: string) => (err += d));
-    const [code] = (await once(p, 'close')) as [number];
-    expect(code, err).toBe(0);
-    return { pid: p.pid!, out, lines: err.split('\n').filter((l) => l !== '') };
-  }
+  /** Two requests on two connections of one Pool with the `cert` pair, in a child process. */
+  const twoRequests = (nodeDebug: string | undefined, origin: string, cert: string): Promise<ChildRun> =>
+    runChild(
+      nodeDebug,
+      origin,
+      `
+        const { readFileSync } = await import('node:fs');
+        const read = (n) => readFileSync(process.env.DIR + '/' + n, 'utf8');
+        const connect = { ca: read('ca.pem'), cert: read(process.env.CERT + '.pem'), key: read(process.env.CERT + '.key') };
+        const pool = new ferro.Pool(origin, { connections: 2, pipelining: 1, connect });
+        const texts = await Promise.all([0, 1].map(async () => (await pool.request({ path: '/', method: 'GET' })).body.text()));
+        console.log(texts.join(','));
+        await pool.close();
+      `,
+      { DIR: dir, CERT: cert },
+    );
 
   it('says once per client that it uses Node\'s TLS, and why', async () => {
     const s = await serve();
-    const run = await child('lib', s.origin, 'client-v1');
-    expect(run.out).toBe('authorized ferro client-v1,authorized ferro client-v1\n');
-    const notices = run.lines.filter((l) => l.includes("Node's TLS"));
-    expect(notices).toEqual([
+    const run = await twoRequests('lib', s.origin, 'client-v1');
+    expect(run.stdout).toBe('authorized ferro client-v1,authorized ferro client-v1\n');
+    expect(lines(run).filter((l) => l.includes("Node's TLS"))).toEqual([
       `LIB ${run.pid}: ${s.origin} uses Node's TLS: ferro's TLS cannot use the client certificate - cert/key: invalid peer certificate: Other(OtherError(UnsupportedCertVersion))`,
     ]);
     // Both connections were made (the notice is not per connection).
-    expect(run.lines.filter((l) => l.includes('connected to'))).toHaveLength(2);
+    expect(lines(run).filter((l) => l.includes('connected to'))).toHaveLength(2);
   });
 
   it('says nothing without the flag, or when the engine takes the certificate', async () => {
     const s = await serve();
-    expect((await child(undefined, s.origin, 'client-v1')).lines).toEqual([]);
-    const modern = await child('lib', s.origin, 'client');
-    expect(modern.out).toBe('authorized ferro test client,authorized ferro test client\n');
-    expect(modern.lines.filter((l) => l.includes("Node's TLS"))).toEqual([]);
-    expect(modern.lines.length).toBeGreaterThan(0);
+    expect((await twoRequests(undefined, s.origin, 'client-v1')).stderr).toBe('');
+    const modern = await twoRequests('lib', s.origin, 'client');
+    expect(modern.stdout).toBe('authorized ferro test client,authorized ferro test client\n');
+    expect(lines(modern).filter((l) => l.includes("Node's TLS"))).toEqual([]);
+    expect(lines(modern).filter((l) => l.includes('connected to'))).toHaveLength(2);
   });
 });
