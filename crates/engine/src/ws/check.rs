@@ -165,10 +165,104 @@ fn check_events(evs: &[Ev], max: usize, plain_bytes: Option<usize>) {
     }
 }
 
+/// What a client without permessage-deflate must report for `stream` (fed whole), written
+/// straight from RFC 6455 §5 and §7 rather than from the codec: frames are taken one by one from
+/// the buffer; the first violation fails the connection, a close frame ends it, and an unfinished
+/// frame at the end reports nothing more.
+pub fn reference(stream: &[u8], max: usize) -> Vec<Ev> {
+    let mut evs = Vec::new();
+    let fail = |evs: &mut Vec<Ev>, code: u16| {
+        evs.push(Ev::Wrote(frame::CLOSE, code.to_be_bytes().to_vec()));
+        evs.push(Ev::Fail(code));
+    };
+    // The data message being assembled: (text, bytes so far).
+    let mut msg: Option<(bool, Vec<u8>)> = None;
+    let mut at = 0;
+    while stream.len() >= at + 2 {
+        let (b0, b1) = (stream[at], stream[at + 1]);
+        let (fin, op, short) = (b0 & 0x80 != 0, b0 & 0x0F, usize::from(b1 & 0x7F));
+        let control = op >= 8;
+        let bad_header = b0 & 0x70 != 0
+            || ![0, 1, 2, 8, 9, 10].contains(&op)
+            || b1 & 0x80 != 0
+            || (control && (short > 125 || !fin));
+        if bad_header {
+            fail(&mut evs, PROTOCOL_ERROR);
+            return evs;
+        }
+        let (len, head) = match short {
+            126 if stream.len() >= at + 4 => (u64::from(u16::from_be_bytes([stream[at + 2], stream[at + 3]])), 4),
+            127 if stream.len() >= at + 10 => (u64::from_be_bytes(stream[at + 2..at + 10].try_into().unwrap()), 10),
+            126 | 127 => return evs,
+            n => (n as u64, 2),
+        };
+        if len >> 63 != 0 {
+            fail(&mut evs, PROTOCOL_ERROR);
+            return evs;
+        }
+        // Data frames are judged by their header, before their payload arrives.
+        if !control {
+            // A continuation needs a message to continue; a new message needs none in progress.
+            if (op == 0) != msg.is_some() {
+                fail(&mut evs, PROTOCOL_ERROR);
+                return evs;
+            }
+            if op != 0 {
+                msg = Some((op == 1, Vec::new()));
+            }
+            if msg.as_ref().unwrap().1.len() as u64 + len > max as u64 {
+                fail(&mut evs, TOO_BIG);
+                return evs;
+            }
+        }
+        at += head;
+        let Some(payload) = stream.get(at..).filter(|rest| rest.len() as u64 >= len).map(|rest| &rest[..len as usize]) else {
+            return evs;
+        };
+        at += payload.len();
+        if !control {
+            let (text, bytes) = msg.as_mut().unwrap();
+            bytes.extend_from_slice(payload);
+            // A text message fails on its first invalid byte; a character may span fragments.
+            let utf8 = if *text { std::str::from_utf8(bytes).err() } else { None };
+            if utf8.is_some_and(|e| fin || e.error_len().is_some()) {
+                fail(&mut evs, INVALID_DATA);
+                return evs;
+            }
+            if fin {
+                let (text, bytes) = msg.take().unwrap();
+                evs.push(if text { Ev::Text(String::from_utf8(bytes).unwrap()) } else { Ev::Binary(bytes) });
+            }
+            continue;
+        }
+        match op {
+            9 => {
+                evs.push(Ev::Ping(payload.to_vec()));
+                evs.push(Ev::Wrote(frame::PONG, payload.to_vec()));
+            }
+            10 => evs.push(Ev::Pong(payload.to_vec())),
+            _ => {
+                let code = (payload.len() >= 2).then(|| u16::from_be_bytes([payload[0], payload[1]]));
+                if payload.len() == 1 || code.is_some_and(|c| !is_valid_close_code(c)) {
+                    fail(&mut evs, PROTOCOL_ERROR);
+                } else if let Ok(reason) = std::str::from_utf8(payload.get(2..).unwrap_or(&[])) {
+                    evs.push(Ev::Wrote(frame::CLOSE, payload[..payload.len().min(2)].to_vec()));
+                    evs.push(Ev::Close(code, reason.to_string()));
+                } else {
+                    fail(&mut evs, INVALID_DATA);
+                }
+                return evs;
+            }
+        }
+    }
+    evs
+}
+
 /// Fuzz input: a config byte (permessage-deflate, server_no_context_takeover, message limit), a
 /// split seed, then the server's bytes. Decoding them whole and in seeded pieces must give the
-/// same events; the events must keep RFC 6455's rules; the codec's memory must stay within a
-/// bound set by the message limit, whatever lengths the frames declare.
+/// same events; the events must keep RFC 6455's rules, and without permessage-deflate be exactly
+/// the [`reference`]'s; the codec's memory must stay within a bound set by the message limit,
+/// whatever lengths the frames declare.
 pub fn check_codec(data: &[u8], probe: Probe) {
     let [cfg, seed, stream @ ..] = data else {
         return;
@@ -177,6 +271,9 @@ pub fn check_codec(data: &[u8], probe: Probe) {
     let deflate = (cfg & 1 != 0).then(|| DeflateParams { server_no_context_takeover: cfg & 2 != 0, ..DeflateParams::default() });
     let whole = feed(&mut Codec::new(max, deflate), &[stream]);
     check_events(&whole, max, deflate.is_none().then_some(stream.len()));
+    if deflate.is_none() {
+        assert_eq!(whole, reference(stream, max), "the codec differs from the reference");
+    }
     let pieces = pieces::split(stream, *seed);
     assert_eq!(feed(&mut Codec::new(max, deflate), &pieces), whole, "split feed differs from whole feed");
     let peak = probe(&mut || {

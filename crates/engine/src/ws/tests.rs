@@ -344,9 +344,28 @@ fn random_streams_in_random_pieces_decode_alike() {
     }
 }
 
+/// Frames that break a rule of RFC 6455 (or are edge cases of one), for `generated_stream`.
+fn rule_breaker(g: &mut Gen) -> Vec<u8> {
+    match g.upto(11) {
+        0 => sf(false, false, frame::PING, b"p"),
+        1 => sf(true, false, frame::PONG, &[0; 126]),
+        2 => sf(true, false, frame::CLOSE, &[3]),
+        3 => sf(true, false, frame::CLOSE, &[0x03, 0xED]),
+        4 => sf(true, false, frame::CLOSE, &[0x03, 0xE8, 0xFF]),
+        5 => sf(true, false, frame::CONTINUATION, b"c"),
+        6 => sf(true, false, frame::TEXT, &[0xC3, 0x28]),
+        7 => sf(false, false, frame::BINARY, b"new message inside one?"),
+        8 => vec![0x82, 127, 0x80, 0, 0, 0, 0, 0, 0, 1],
+        9 => vec![0x81, 0x81, 1, 2, 3, 4, b'x'],
+        10 => vec![0x80 | *g.pick(&[0x10, 0x20, 0x03, 0x0B]), 0],
+        _ => sf(true, true, frame::BINARY, b"\xff\xff"),
+    }
+}
+
 /// A generated server stream: messages (some fragmented, some compressed when `deflate`) with
-/// control frames between and inside them, perhaps ending in a close frame.
-fn generated_stream(g: &mut Gen, deflate: bool) -> Vec<u8> {
+/// control frames between and inside them, perhaps ending in a close frame; with `hostile`, now
+/// and then a frame that breaks a rule.
+fn generated_stream(g: &mut Gen, deflate: bool, hostile: bool) -> Vec<u8> {
     let mut server = Deflater::new(&DeflateParams::default()).unwrap();
     let mut s = Vec::new();
     for _ in 0..g.upto(5) {
@@ -370,6 +389,9 @@ fn generated_stream(g: &mut Gen, deflate: bool) -> Vec<u8> {
                 (0, false) => frame::BINARY,
                 _ => frame::CONTINUATION,
             };
+            if hostile && g.upto(5) == 0 {
+                s.extend(rule_breaker(g));
+            }
             s.extend(sf(i + 1 == chunks.len(), compressed && i == 0, op, c));
             if g.upto(3) == 0 {
                 let op = *g.pick(&[frame::PING, frame::PONG]);
@@ -389,12 +411,13 @@ fn generated_stream(g: &mut Gen, deflate: bool) -> Vec<u8> {
 #[test]
 fn generated_and_mutated_streams_keep_the_codec_invariants() {
     // The same check the fuzz target runs: whole vs seeded pieces, RFC 6455's rules on the
-    // events, over valid streams and streams with a few bytes changed, cut or inserted.
+    // events, the reference decoder; over valid streams, streams with a few bytes changed, cut or
+    // inserted, and streams with rule-breaking frames among valid ones.
     let mut g = Gen(17);
-    for case in 0..600 {
+    for case in 0..900 {
         let cfg = g.u64() as u8;
-        let mut stream = generated_stream(&mut g, cfg & 1 != 0);
-        if case % 2 == 1 {
+        let mut stream = generated_stream(&mut g, cfg & 1 != 0, case % 3 == 2);
+        if case % 3 == 1 {
             for _ in 0..1 + g.upto(3) {
                 if stream.is_empty() {
                     break;
