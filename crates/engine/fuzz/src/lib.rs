@@ -50,3 +50,26 @@ pub fn peak(f: &mut dyn FnMut()) -> usize {
     f();
     PEAK.load(Relaxed) - base
 }
+
+#[cfg(test)]
+#[global_allocator]
+static ALLOC: Counting = Counting;
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn peak_counts_what_the_closure_holds_at_once() {
+        let held = super::peak(&mut || {
+            let a = vec![1u8; 3 << 20];
+            let b = vec![2u8; 1 << 20];
+            std::hint::black_box((&a, &b));
+        });
+        assert!((4 << 20..5 << 20).contains(&held), "{held}");
+        let sequential = super::peak(&mut || {
+            for _ in 0..8 {
+                std::hint::black_box(vec![1u8; 1 << 20]);
+            }
+        });
+        assert!((1 << 20..2 << 20).contains(&sequential), "{sequential}");
+    }
+}
