@@ -507,7 +507,7 @@ describe('body mixin through request()', () => {
     const { statusCode, body } = await dispatcher.request({ path: '/empty', method: 'GET' });
     expect(statusCode).toBe(204);
     expect(body).toBeInstanceOf(Readable);
-    await expect(body.json()).rejects.toThrow();
+    await expect(body.json()).rejects.toThrow(SyntaxError);
   });
 
   it('a second consumption of a response body rejects with TypeError', async () => {

@@ -1,56 +1,14 @@
 // NODE_DEBUG output (spec: "Debug output", "Debug flags"): a child process runs one scenario with
 // NODE_DEBUG set; its stderr must be exactly the expected lines, in order, with the child's pid.
-import { beforeAll, describe, expect, it } from 'vitest';
-import { spawn } from 'node:child_process';
-import { pathToFileURL } from 'node:url';
-import { buildForChild } from './fixtures/child-build.js';
+import { describe, expect, it } from 'vitest';
 import { httpServer, type Running } from './fixtures/servers.js';
 import { useCleanup } from './fixtures/cleanup.js';
+import { lines, useChildRuns } from './fixtures/child-run.js';
 import { ca, h2Server } from './fixtures/h2.js';
 import type { Server } from 'node:http';
 
-let lib = '';
-beforeAll(() => {
-  lib = pathToFileURL(buildForChild()).href;
-}, 60_000);
-
+const runChild = useChildRuns();
 const { track } = useCleanup();
-
-interface ChildRun {
-  pid: number;
-  stderr: string;
-  stdout: string;
-}
-
-/** Runs `body` (an async function body with `ferro` and `origin` in scope) in a child process. */
-function runChild(nodeDebug: string | undefined, origin: string, body: string, extraEnv: NodeJS.ProcessEnv = {}): Promise<ChildRun> {
-  const script = `
-    const ferro = await import(process.env.FERRO_LIB);
-    const origin = process.env.ORIGIN;
-    try {
-      ${body}
-    } finally {
-      await ferro.getGlobalDispatcher().close();
-    }
-  `;
-  const env: NodeJS.ProcessEnv = { ...process.env, ...extraEnv, FERRO_LIB: lib, ORIGIN: origin };
-  delete env.NODE_DEBUG;
-  if (nodeDebug !== undefined) env.NODE_DEBUG = nodeDebug;
-  const child = spawn(process.execPath, ['--input-type=module', '-e', script], { env });
-  let stderr = '';
-  let stdout = '';
-  child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
-  child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
-  return new Promise((resolve, reject) => {
-    child.on('error', reject);
-    child.on('close', (code) => {
-      if (code !== 0) reject(new Error(`child exited with ${code}: ${stderr}`));
-      else resolve({ pid: child.pid!, stderr, stdout });
-    });
-  });
-}
-
-const lines = (run: ChildRun): string[] => run.stderr.split('\n').filter((l) => l !== '');
 
 async function server(withTrailers = false): Promise<Running<Server>> {
   return track(

@@ -9,7 +9,7 @@ import type { Dispatcher, DispatchController, DispatchHandler, IncomingHeaders }
 import { ContentDecodingError } from '../ts/native/decoder.js';
 import { binding } from '../ts/native/binding.js';
 import { fetch } from '../ts/index.js';
-import { httpServer, rawServer, type Running } from './fixtures/servers.js';
+import { BodyProgress, httpServer, pumpBackpressured, rawServer, serverStaysBlocked, type Running } from './fixtures/servers.js';
 import { ZSTD_OF_GZIP, ZSTD_PLAIN, ZSTD_TEXT } from './fixtures/zstd.js';
 
 const cleanup: (() => Promise<unknown>)[] = [];
@@ -307,39 +307,30 @@ describe('streaming', () => {
     // Stored (level 0) gzip: compressed size = decoded size, so socket backpressure is visible.
     const plain = Buffer.concat(Array.from({ length: 24 }, () => randomBytes(1024 * 1024)));
     const gz = zlib.gzipSync(plain, { level: 0 });
-    let written = 0;
+    const progress = new BodyProgress();
     const srv = await serve((_req, res) => {
       res.writeHead(200, { 'content-encoding': 'gzip', 'content-length': String(gz.length) });
-      const pump = (): void => {
-        while (written < gz.length) {
-          const chunk = gz.subarray(written, written + 64 * 1024);
-          written += chunk.length;
-          if (!res.write(chunk)) return void res.once('drain', pump);
-        }
-        res.end();
-      };
-      pump();
+      pumpBackpressured(res, gz.length, (at) => gz.subarray(at, at + 64 * 1024), progress);
     });
     let received = 0;
     let paused = false;
+    let onPause!: () => void;
+    const pausedNow = new Promise<void>((r) => (onPause = r));
     const rec = recorder((c, chunk) => {
       received += chunk.length;
       if (!paused) {
         paused = true;
         c.pause();
+        onPause();
       }
     });
     composed(srv.origin).dispatch({ path: '/', method: 'GET' }, rec.handler);
-    while (!paused) await new Promise((r) => setTimeout(r, 5));
-    // Let whatever was in flight settle, then nothing more may arrive while paused.
-    let last = -1;
-    while (written !== last) {
-      last = written;
-      await new Promise((r) => setTimeout(r, 100));
-    }
+    await pausedNow;
+    // Whatever was in flight settles; then nothing more may arrive while paused.
+    await serverStaysBlocked(progress);
     expect(received).toBe(rec.chunks[0]!.length);
     expect(rec.controller().paused).toBe(true);
-    expect(written).toBeLessThan(gz.length);
+    expect(progress.written).toBeLessThan(gz.length);
     rec.controller().resume();
     expect(await rec.done).toBeNull();
     expect(received).toBe(plain.length);

@@ -360,7 +360,7 @@ describe('content decoding', () => {
       res.end('not gzip at all');
     });
     const res = await fetch(origin, { dispatcher: agent() });
-    await expect(res.text()).rejects.toThrow();
+    await expect(res.text()).rejects.toMatchObject({ name: 'ContentDecodingError', code: 'Z_DATA_ERROR' });
   });
 });
 

@@ -373,7 +373,8 @@ describe('higher-level APIs over a MockAgent', () => {
     const agent = setup();
     agent.get(ORIGIN).intercept({ path: '/slow' }).reply(200, 'late').delay(5_000);
     const pending = fetchFn(`${ORIGIN}/slow`, { dispatcher: agent, signal: AbortSignal.timeout(20) });
-    await expect(pending).rejects.toThrow();
+    await expect(pending).rejects.toMatchObject({ name: 'TimeoutError' });
+    await expect(pending).rejects.toBeInstanceOf(DOMException);
   });
 
   it('request() through setGlobalDispatcher', async () => {

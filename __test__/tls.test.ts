@@ -199,7 +199,11 @@ describe('client certificates', () => {
 
   it('fails without a certificate (TLS 1.3: on the first read)', async () => {
     const s = await serve(requireCert);
-    await expect(client(s.origin, { connect: { ca } }).request({ path: '/', method: 'GET' })).rejects.toThrow();
+    await expect(client(s.origin, { connect: { ca } }).request({ path: '/', method: 'GET' })).rejects.toMatchObject({
+      name: 'SocketError',
+      code: 'UND_ERR_SOCKET',
+      message: 'received fatal alert: CertificateRequired',
+    });
   });
 
   it('fails without a certificate (TLS 1.2: in the handshake)', async () => {

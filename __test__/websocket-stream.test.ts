@@ -1,7 +1,9 @@
 // WebSocketStream: messages through a ReadableStream / WritableStream pair, closing, failures,
 // and read backpressure reaching the server (the client stops reading its socket).
 import { describe, expect, it } from 'vitest';
+import { once } from 'node:events';
 import { WebSocketError, WebSocketStream } from '../ts/index.js';
+import { BodyProgress, serverStaysBlocked } from './fixtures/servers.js';
 import { frame, type Peer } from './fixtures/ws-server.js';
 import { wsTestKit } from './fixtures/ws-client.js';
 
@@ -17,20 +19,23 @@ function stream(url: string, opts?: ConstructorParameters<typeof WebSocketStream
 }
 
 /** Writes `total` copies of `message` from the server, each after the last drained; resolves once
- *  the server can write no more for a while (the client stopped reading) or all went out. */
+ *  the server is blocked and stays blocked (the client stopped reading) or all went out. */
 async function sendUntilStalled(p: Peer, message: Buffer, total: number) {
+  const progress = new BodyProgress();
   let sent = 0;
   const writing = (async () => {
     for (; sent < total; sent++) {
       if (p.socket.destroyed) return;
-      if (!p.socket.write(message)) await new Promise((r) => p.socket.once('drain', r));
+      if (!p.socket.write(message)) {
+        progress.waiting = true;
+        progress.emit('blocked');
+        await once(p.socket, 'drain');
+        progress.waiting = false;
+        progress.emit('drain');
+      }
     }
   })();
-  let last = -1;
-  while (sent !== last && sent < total) {
-    last = sent;
-    await new Promise((r) => setTimeout(r, 300));
-  }
+  await Promise.race([writing, serverStaysBlocked(progress)]);
   return { sent: () => sent, writing };
 }
 

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Coverage-guided fuzzing of the HTTP/1.1 codec with AFL++ (cargo-afl, stable toolchain).
+# Coverage-guided fuzzing of the codecs (HTTP/1.1, WebSocket frames, content decoders) with AFL++
+# (cargo-afl, stable toolchain).
 #   scripts/fuzz.sh SECONDS [TARGET...]   run each target (default: all) for SECONDS
 # Targets and their seed corpora live in crates/engine/fuzz; findings go to
 # crates/engine/fuzz/out/<target> (ignored by git). Needs `cargo install cargo-afl`; without it
@@ -9,7 +10,7 @@ cd "$(dirname "$0")/../crates/engine/fuzz"
 secs=${1:-60}
 shift || true
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(decode_response encode_head)
+[ ${#targets[@]} -gt 0 ] || targets=(decode_response encode_head ws_frames decode_body)
 if ! cargo afl --version >/dev/null 2>&1; then
   echo "fuzz: cargo-afl is not installed (cargo install cargo-afl); skipping"
   exit 0

@@ -1,7 +1,7 @@
 //! The `tls` part of a pool's config: Node-style TLS options from JS, turned into the engine's
 //! `TlsOptions` and resolved to a shared TLS config. Invalid options fail `createPool` with an
 //! `InvalidArg` error, which JS rethrows as `InvalidArgumentError`.
-use ferro_engine::transport::{TlsConnector, TlsOptions, TlsVersion};
+use ferro_engine::transport::{tls, TlsConnector, TlsOptions, TlsVersion};
 use ferro_engine::Engine;
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
@@ -52,4 +52,13 @@ pub fn connector(engine: &Engine, cfg: TlsConfig, host: &str) -> Result<TlsConne
     }
     let name = cfg.servername.as_deref().filter(|s| !s.is_empty()).unwrap_or(host);
     engine.tls_connector(&opts, name).map_err(invalid)
+}
+
+/// Throws (`InvalidArg`, with the reason) when the engine's TLS cannot present this client
+/// certificate chain and key: rustls refuses some that OpenSSL takes (an X.509 v1 certificate, an
+/// RSA key under 2048 bits, P-521, Ed448 and DSA keys). JS then asks Node's TLS (tls-options.ts).
+#[napi]
+pub fn check_client_cert(cert: String, key: String) -> Result<()> {
+    let opts = TlsOptions { cert: Some(cert), key: Some(key), reject_unauthorized: false, ..TlsOptions::default() };
+    tls::build_config(&opts).map(drop).map_err(invalid)
 }

@@ -17,9 +17,9 @@ function logger(flag: string): DebugLogger | null {
   };
 }
 
-const lib = logger('lib');
-/** LIB lines about the library itself (which engine driver runs, say); null when off. */
-export const libDebug = lib;
+/** LIB lines (null when off): connection and request lines below, and one-off notices from elsewhere. */
+export const libDebug = logger('lib');
+const lib = libDebug;
 const fetch = logger('fetch');
 /** WEBSOCKET lines (the WebSocket module prints its own through this; null when off). */
 export const websocketDebug = logger('websocket');

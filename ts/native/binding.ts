@@ -126,6 +126,8 @@ export interface NativeBinding {
   liveDecodersCount(): number;
   /** True in debug builds, which carry test-only hooks (see `src/binding.rs`). */
   testHooks(): boolean;
+  /** Throws (code InvalidArg) when the engine's TLS cannot present this client cert chain and key. */
+  checkClientCert(cert: string, key: string): void;
   /** The engine's table of boundary codes (crates/engine/src/codes.rs), name → number per group. */
   boundaryCodes(): BoundaryCodes;
 }

@@ -13,6 +13,8 @@ pub mod h2;
 mod inbox;
 pub mod options;
 mod owner;
+#[cfg(any(test, feature = "fuzzing"))]
+pub mod pieces;
 pub mod pool;
 pub mod registry;
 pub mod request;

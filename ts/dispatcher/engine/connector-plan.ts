@@ -2,7 +2,8 @@
 // sockets made by a connector, which the engine then runs HTTP over (bridged-sockets.ts).
 import { buildConnector, connectorOptions, type Connector, type ConnectorBuildOptions, type ConnectFunction } from '../../core/connector.js';
 import { InvalidArgumentError } from '../../core/errors.js';
-import { nodeOnlyOption } from './tls-options.js';
+import { libDebug } from '../../core/debug.js';
+import { clientCertRefusal, nodeOnlyOption } from './tls-options.js';
 
 type Options = Record<string, unknown>;
 
@@ -32,9 +33,22 @@ export function tunnelConnector(connect: ConnectFunction, tls: Options): Connect
   return marked;
 }
 
-function tunnelPlan(c: Connector, tls: Options, opts: Options, https: boolean): ConnectorPlan {
-  if (!https) return { base: opts, connect: {}, bridged: c };
-  if (nodeOnlyOption(tls, true) === undefined) return { base: opts, connect: tls, bridged: c, engineTls: true };
+/**
+ * Whether connections with these (merged) options need Node's sockets: an option only Node honours,
+ * or a client certificate the engine's TLS refuses but Node's takes (said once on NODE_DEBUG=lib).
+ */
+function needsNode(o: Options, origin: URL): boolean {
+  const https = origin.protocol === 'https:';
+  if (nodeOnlyOption(o, https) !== undefined) return true;
+  const refusal = https ? clientCertRefusal(o) : undefined;
+  if (refusal === undefined) return false;
+  libDebug?.(`${origin.origin} uses Node's TLS: ferro's TLS cannot use the client certificate - ${refusal}`);
+  return true;
+}
+
+function tunnelPlan(c: Connector, tls: Options, opts: Options, origin: URL): ConnectorPlan {
+  if (origin.protocol !== 'https:') return { base: opts, connect: {}, bridged: c };
+  if (!needsNode(tls, origin)) return { base: opts, connect: tls, bridged: c, engineTls: true };
   // Options only OpenSSL honours: Node's TLS over the stream, the engine's HTTP over that.
   const overStream = buildConnector({ ...(tls as ConnectorBuildOptions), timeout: 0 });
   const layered: Connector = (target, cb) =>
@@ -51,19 +65,18 @@ export function planConnector(origin: URL, opts: Options): ConnectorPlan {
   if (c != null && typeof c !== 'object' && typeof c !== 'function') {
     throw new InvalidArgumentError('connect must be a function or an object');
   }
-  const https = origin.protocol === 'https:';
   if (typeof c === 'function') {
     const streamTls = (c as { [kStreamTls]?: Options })[kStreamTls];
-    if (streamTls !== undefined) return tunnelPlan(c as Connector, streamTls, opts, https);
+    if (streamTls !== undefined) return tunnelPlan(c as Connector, streamTls, opts, origin);
     const built = connectorOptions(c) as Options | undefined;
     if (built === undefined) return { base: opts, connect: {}, bridged: c as Connector };
     // A buildConnector result as it is: its own options only, none of the client's (as in undici).
-    return { base: {}, connect: built, bridged: nodeOnlyOption(built, https) === undefined ? null : (c as Connector) };
+    return { base: {}, connect: built, bridged: needsNode(built, origin) ? (c as Connector) : null };
   }
   const connect = (c ?? {}) as Options;
   const tlsOpts = typeof opts.tls === 'object' && opts.tls !== null ? (opts.tls as Options) : {};
   const merged = { ...tlsOpts, localAddress: opts.localAddress, ...connect };
-  if (nodeOnlyOption(merged, https) === undefined) return { base: opts, connect, bridged: null };
+  if (!needsNode(merged, origin)) return { base: opts, connect, bridged: null };
   const built = buildConnector({
     ...tlsOpts,
     maxCachedSessions: opts.maxCachedSessions as number | null | undefined,

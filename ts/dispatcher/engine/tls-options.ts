@@ -2,11 +2,11 @@
 // `allowH2` / `maxCachedSessions`) → the engine's TLS config for an https origin. The engine speaks
 // TLS with rustls: a client with options only OpenSSL (or Node's net) can honour runs over Node's
 // sockets instead (`nodeOnlyOption`, connector-plan.ts), so no option is silently ignored.
-import { createPrivateKey } from 'node:crypto';
+import { X509Certificate, createPrivateKey } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import * as tls from 'node:tls';
 import { InvalidArgumentError, NotSupportedError } from '../../core/errors.js';
-import type { TlsConfig } from '../../native/binding.js';
+import { binding, type TlsConfig } from '../../native/binding.js';
 
 type Options = Record<string, unknown>;
 
@@ -47,6 +47,43 @@ export function nodeOnlyOption(o: Options, https: boolean): string | undefined {
   // rustls takes one certificate chain and key.
   for (const name of ['cert', 'key']) if (Array.isArray(o[name]) && (o[name] as unknown[]).length > 1) return name;
   return undefined;
+}
+
+/**
+ * Why the engine's TLS (rustls) cannot present the client certificate and key in `o` while Node's
+ * TLS can: rustls refuses some that OpenSSL takes (an X.509 v1 certificate, an RSA key under 2048
+ * bits, P-521, Ed448 and DSA keys). Such a client runs over Node's TLS instead. Undefined when
+ * there is no pair, the engine takes it, or Node refuses it too (then the engine's
+ * InvalidArgumentError reaches the caller, as for any bad option).
+ */
+export function clientCertRefusal(o: Options): string | undefined {
+  if (o.cert == null || o.key == null) return undefined;
+  let cert: string;
+  let key: string;
+  try {
+    cert = pemList(single(o.cert, 'cert'), 'cert').join('\n');
+    key = privateKey(o.key, o.passphrase);
+  } catch {
+    return undefined; // a malformed option: tlsConfig reports it
+  }
+  try {
+    binding.checkClientCert(cert, key);
+    return undefined;
+  } catch (refused) {
+    if ((refused as { code?: unknown }).code !== 'InvalidArg') throw refused;
+    return nodeTakes(o, cert, key) ? (refused as Error).message : undefined;
+  }
+}
+
+/** Whether Node's TLS can present this pair: it makes a context of them, and the key is the certificate's. */
+function nodeTakes(o: Options, cert: string, key: string): boolean {
+  try {
+    tls.createSecureContext({ cert: o.cert, key: o.key, passphrase: o.passphrase } as tls.SecureContextOptions);
+    // A context drops a key that does not match its certificate without a word; the handshake then fails.
+    return new X509Certificate(cert).checkPrivateKey(createPrivateKey(key));
+  } catch {
+    return false;
+  }
 }
 
 let defaultRoots: string[] | undefined;

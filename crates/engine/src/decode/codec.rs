@@ -21,6 +21,8 @@ pub(super) enum Flate {
     Zlib(Decompress),
     Raw(Decompress),
     Gzip(Decompress),
+    /// Bytes after the end that start no new member: ignored, and so is everything after them.
+    Trailing,
 }
 
 pub(super) enum Codec {
@@ -77,16 +79,23 @@ impl Codec {
                 if *ended {
                     // A gzip body may hold several members back to back (RFC 1952 §2.2); any other
                     // bytes after the end are ignored, as zlib-based decoders do.
-                    if matches!(z, Flate::Gzip(_)) && input.first() == Some(&0x1f) {
-                        *z = Flate::Gzip(Decompress::new_gzip(15));
-                        *ended = false;
-                    } else {
-                        return Ok(Step { consumed: input.len(), produced: 0 });
+                    // Whether a member follows is decided by the first byte after the end, wherever the
+                    // reads split the body.
+                    match input.first() {
+                        None => return Ok(Step { consumed: 0, produced: 0 }),
+                        Some(0x1f) if matches!(z, Flate::Gzip(_)) => {
+                            *z = Flate::Gzip(Decompress::new_gzip(15));
+                            *ended = false;
+                        }
+                        Some(_) => {
+                            *z = Flate::Trailing;
+                            return Ok(Step { consumed: input.len(), produced: 0 });
+                        }
                     }
                 }
                 let d = match z {
                     Flate::Zlib(d) | Flate::Raw(d) | Flate::Gzip(d) => d,
-                    Flate::Undecided => unreachable!("decided above"),
+                    Flate::Undecided | Flate::Trailing => unreachable!("decided above; trailing only once ended"),
                 };
                 let (in0, out0) = (d.total_in(), d.total_out());
                 let status = d.decompress(input, out, FlushDecompress::None).map_err(|e| corrupt(e.to_string()))?;

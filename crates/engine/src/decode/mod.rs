@@ -3,6 +3,8 @@
 //! decoded bytes come out at most [`STEP`] at a time, so one small input can never make one call
 //! allocate without bound (a decompression bomb stays a loop of bounded steps the caller controls,
 //! and `max_size` ends it).
+#[cfg(any(test, feature = "fuzzing"))]
+pub mod check;
 mod codec;
 mod coding;
 #[cfg(test)]

@@ -1,6 +1,8 @@
 //! WebSocket client protocol (RFC 6455) with permessage-deflate (RFC 7692), sans-IO: bytes from
 //! the server in → messages and control events out; messages in → masked frame bytes out. The
 //! binding drives it over an upgraded connection.
+#[cfg(any(test, feature = "fuzzing"))]
+pub mod check;
 pub mod close;
 pub mod codec;
 pub mod deflate;

@@ -2,86 +2,10 @@
 //! give the same events; every protocol violation fails with its close code.
 use super::deflate::{Deflater, Inflater};
 use super::extension::{parse_response, DeflateParams};
-use super::frame::{self, apply_mask, HeaderError};
-use super::{Codec, Sink};
-
-#[derive(Debug, Clone, PartialEq, Eq)]
-enum Ev {
-    Text(String),
-    Binary(Vec<u8>),
-    Ping(Vec<u8>),
-    Pong(Vec<u8>),
-    Close(Option<u16>, String),
-    Fail(u16),
-    /// A frame the client wrote, unmasked: (opcode, payload).
-    Wrote(u8, Vec<u8>),
-}
-
-#[derive(Default)]
-struct Collect(Vec<Ev>);
-
-impl Sink for Collect {
-    fn message(&mut self, text: bool, data: &[u8]) {
-        self.0.push(if text { Ev::Text(String::from_utf8(data.to_vec()).unwrap()) } else { Ev::Binary(data.to_vec()) });
-    }
-    fn ping(&mut self, data: &[u8]) {
-        self.0.push(Ev::Ping(data.to_vec()));
-    }
-    fn pong(&mut self, data: &[u8]) {
-        self.0.push(Ev::Pong(data.to_vec()));
-    }
-    fn close(&mut self, code: Option<u16>, reason: &str) {
-        self.0.push(Ev::Close(code, reason.to_string()));
-    }
-    fn fail(&mut self, code: u16, _reason: &str) {
-        self.0.push(Ev::Fail(code));
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        let (op, payload, _) = client_frame(bytes);
-        self.0.push(Ev::Wrote(op, payload));
-    }
-}
-
-/// A server frame (unmasked unless `mask`).
-fn sf(fin: bool, rsv1: bool, opcode: u8, payload: &[u8]) -> Vec<u8> {
-    let mut out = vec![((fin as u8) << 7) | ((rsv1 as u8) << 6) | opcode];
-    let len = payload.len();
-    if len < 126 {
-        out.push(len as u8);
-    } else if len <= 0xFFFF {
-        out.push(126);
-        out.extend_from_slice(&(len as u16).to_be_bytes());
-    } else {
-        out.push(127);
-        out.extend_from_slice(&(len as u64).to_be_bytes());
-    }
-    out.extend_from_slice(payload);
-    out
-}
-
-/// Decodes one client frame: (opcode, unmasked payload, rsv1); checks the mask bit is set.
-fn client_frame(bytes: &[u8]) -> (u8, Vec<u8>, bool) {
-    assert_eq!(bytes[1] & 0x80, 0x80, "client frames are masked");
-    let (len, mut pos) = match bytes[1] & 0x7F {
-        126 => (u16::from_be_bytes([bytes[2], bytes[3]]) as usize, 4),
-        127 => (u64::from_be_bytes(bytes[2..10].try_into().unwrap()) as usize, 10),
-        n => (n as usize, 2),
-    };
-    let mask: [u8; 4] = bytes[pos..pos + 4].try_into().unwrap();
-    pos += 4;
-    assert_eq!(bytes.len(), pos + len, "one frame per write");
-    let mut payload = bytes[pos..].to_vec();
-    apply_mask(&mut payload, mask);
-    (bytes[0] & 0x0F, payload, bytes[0] & 0x40 != 0)
-}
-
-fn run(codec: &mut Codec, chunks: &[&[u8]]) -> Vec<Ev> {
-    let mut sink = Collect::default();
-    for c in chunks {
-        codec.feed(c, &mut sink);
-    }
-    sink.0
-}
+use super::check::{check_codec, client_frame, feed as run, sf, Ev};
+use super::frame::{self, HeaderError};
+use super::Codec;
+use crate::pieces::Gen;
 
 /// Feeds `stream` whole, split at every byte, and byte by byte; all must give the same events.
 fn every_split(make: &dyn Fn() -> Codec, stream: &[u8]) -> Vec<Ev> {
@@ -417,5 +341,100 @@ fn random_streams_in_random_pieces_decode_alike() {
             rest = &rest[n..];
         }
         assert_eq!(run(&mut plain(), &pieces), want);
+    }
+}
+
+/// Frames that break a rule of RFC 6455 (or are edge cases of one), for `generated_stream`.
+fn rule_breaker(g: &mut Gen) -> Vec<u8> {
+    match g.upto(11) {
+        0 => sf(false, false, frame::PING, b"p"),
+        1 => sf(true, false, frame::PONG, &[0; 126]),
+        2 => sf(true, false, frame::CLOSE, &[3]),
+        3 => sf(true, false, frame::CLOSE, &[0x03, 0xED]),
+        4 => sf(true, false, frame::CLOSE, &[0x03, 0xE8, 0xFF]),
+        5 => sf(true, false, frame::CONTINUATION, b"c"),
+        6 => sf(true, false, frame::TEXT, &[0xC3, 0x28]),
+        7 => sf(false, false, frame::BINARY, b"new message inside one?"),
+        8 => vec![0x82, 127, 0x80, 0, 0, 0, 0, 0, 0, 1],
+        9 => vec![0x81, 0x81, 1, 2, 3, 4, b'x'],
+        10 => vec![0x80 | *g.pick(&[0x10, 0x20, 0x03, 0x0B]), 0],
+        _ => sf(true, true, frame::BINARY, b"\xff\xff"),
+    }
+}
+
+/// A generated server stream: messages (some fragmented, some compressed when `deflate`) with
+/// control frames between and inside them, perhaps ending in a close frame; with `hostile`, now
+/// and then a frame that breaks a rule.
+fn generated_stream(g: &mut Gen, deflate: bool, hostile: bool) -> Vec<u8> {
+    let mut server = Deflater::new(&DeflateParams::default()).unwrap();
+    let mut s = Vec::new();
+    for _ in 0..g.upto(5) {
+        let len = *g.pick(&[0usize, 1, 125, 126, 1000, 70_000]);
+        let text = g.upto(1) == 0;
+        let payload: Vec<u8> = if text { (0..len).map(|i| b"ab\xc3\xa9"[i % 4]).collect() } else { g.bytes(len) };
+        let compressed = deflate && g.upto(1) == 0;
+        let body = if compressed {
+            let mut z = Vec::new();
+            server.deflate(&payload, &mut z);
+            z
+        } else {
+            payload
+        };
+        let parts = 1 + g.upto(3);
+        let step = body.len() / parts + 1;
+        let chunks: Vec<&[u8]> = if body.is_empty() { vec![&[][..]] } else { body.chunks(step).collect() };
+        for (i, c) in chunks.iter().enumerate() {
+            let op = match (i, text) {
+                (0, true) => frame::TEXT,
+                (0, false) => frame::BINARY,
+                _ => frame::CONTINUATION,
+            };
+            if hostile && g.upto(5) == 0 {
+                s.extend(rule_breaker(g));
+            }
+            s.extend(sf(i + 1 == chunks.len(), compressed && i == 0, op, c));
+            if g.upto(3) == 0 {
+                let op = *g.pick(&[frame::PING, frame::PONG]);
+                let n = g.upto(125);
+                s.extend(sf(true, false, op, &g.bytes(n)));
+            }
+        }
+    }
+    match g.upto(3) {
+        0 => s.extend(sf(true, false, frame::CLOSE, &[])),
+        1 => s.extend(sf(true, false, frame::CLOSE, b"\x0f\xa0bye")),
+        _ => {}
+    }
+    s
+}
+
+#[test]
+fn generated_and_mutated_streams_keep_the_codec_invariants() {
+    // The same check the fuzz target runs: whole vs seeded pieces, RFC 6455's rules on the
+    // events, the reference decoder; over valid streams, streams with a few bytes changed, cut or
+    // inserted, and streams with rule-breaking frames among valid ones.
+    let mut g = Gen(17);
+    for case in 0..900 {
+        let cfg = g.u64() as u8;
+        let mut stream = generated_stream(&mut g, cfg & 1 != 0, case % 3 == 2);
+        if case % 3 == 1 {
+            for _ in 0..1 + g.upto(3) {
+                if stream.is_empty() {
+                    break;
+                }
+                let at = g.upto(stream.len() - 1);
+                match g.upto(2) {
+                    0 => stream[at] = g.u64() as u8,
+                    1 => drop(stream.remove(at)),
+                    _ => stream.insert(at, *g.pick(&[0x80, 0x81, 0x88, 0x89, 0x7e, 0x7f, 0xc1, 0xff])),
+                }
+            }
+        }
+        let mut data = vec![cfg | 0x0c, g.u64() as u8];
+        data.extend_from_slice(&stream);
+        check_codec(&data, |f| {
+            f();
+            0
+        });
     }
 }
