@@ -18,11 +18,15 @@ pub(super) struct Tunnel {
     pub read_eof: bool,
     end_requested: bool,
     write_closed: bool,
+    /// JS waits for BODY_DRAIN. It is sent once what the tunnel holds fell below the high-water
+    /// mark, not when it took JS's bytes: one large write (a batch of WebSocket frames) would
+    /// otherwise count as written while it still sits here (`bufferedAmount` would read 0).
+    drain_owed: bool,
 }
 
 impl Tunnel {
     pub fn new(id: u32, ctl: Arc<ReqCtl>) -> Tunnel {
-        Tunnel { id, ctl, read_eof: false, end_requested: false, write_closed: false }
+        Tunnel { id, ctl, read_eof: false, end_requested: false, write_closed: false, drain_owed: false }
     }
 
     /// Bytes both ways until both sides are closed, JS aborts, or I/O fails.
@@ -49,9 +53,7 @@ impl Tunnel {
                     for chunk in &taken.chunks {
                         bufs.wbuf.extend_from_slice(chunk);
                     }
-                    if taken.drained {
-                        shared.emit(|w| w.empty(events::BODY_DRAIN, id));
-                    }
+                    t.drain_owed |= taken.drained;
                     if taken.ended {
                         t.end_requested = true;
                     }
@@ -60,6 +62,10 @@ impl Tunnel {
                     Ok((p, _)) => p,
                     Err(e) => return Poll::Ready(End::io(e)),
                 };
+                if t.drain_owed && bufs.wbuf.len() < PIPE_HIGH_WATER {
+                    t.drain_owed = false;
+                    shared.emit(|w| w.empty(events::BODY_DRAIN, id));
+                }
                 if t.end_requested && bufs.wbuf.is_empty() {
                     match Pin::new(&mut *io).poll_shutdown(cx) {
                         Poll::Ready(_) => {
