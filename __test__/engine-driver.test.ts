@@ -5,6 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { once } from 'node:events';
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 import { connect as netConnect, type AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { Agent, Client, WebSocket, errors } from '../ts/index.js';
@@ -43,6 +44,19 @@ describe('engine option', () => {
       process.env.FERRO_ENGINE = 'inline';
       expect(engineKind()).toBe('inline');
       expect(engineKind('threaded')).toBe('threaded');
+    } finally {
+      if (before === undefined) delete process.env.FERRO_ENGINE;
+      else process.env.FERRO_ENGINE = before;
+    }
+  });
+
+  it('without FERRO_ENGINE, picks inline on Linux with two cores or fewer, threaded otherwise', () => {
+    const before = process.env.FERRO_ENGINE;
+    try {
+      delete process.env.FERRO_ENGINE;
+      expect(engineKind()).toBe(process.platform === 'linux' && availableParallelism() <= 2 ? 'inline' : 'threaded');
+      process.env.FERRO_ENGINE = 'bogus'; // not a driver name: the machine's default, as when unset
+      expect(engineKind()).toBe(process.platform === 'linux' && availableParallelism() <= 2 ? 'inline' : 'threaded');
     } finally {
       if (before === undefined) delete process.env.FERRO_ENGINE;
       else process.env.FERRO_ENGINE = before;

@@ -2,6 +2,7 @@
 // driver kind (issue 20: `inline` runs the engine on this thread's event loop, `threaded` on a
 // thread of its own), made on first use. Owns the id → request and id → pool tables events are
 // routed through, and keeps the process alive exactly while requests are in flight.
+import { availableParallelism } from 'node:os';
 import { binding, type NativeEngine, type NativePool, type PoolConfig } from './binding.js';
 import { decodeBatch, type BridgeSink, type PoolSink, type RequestSink } from './events.js';
 import { forgetObservation } from '../core/diagnostics.js';
@@ -39,9 +40,10 @@ export function engineKind(option?: unknown): EngineKind {
   }
   const env = process.env.FERRO_ENGINE;
   if (env === 'inline' || env === 'threaded') return env;
-  // docs/performance.md ("The inline driver"): threaded until a quiet-machine bench shows inline's
-  // lower CPU per request turning into more requests per second where cores are few.
-  return 'threaded';
+  // Measured (docs/performance.md, "Which driver by default"): with two cores or fewer the hand-offs
+  // to an engine thread cost more than they save, and inline wins every row; with cores to spare the
+  // engine thread runs beside JS. Inline needs Linux (it watches the reactor's epoll descriptor).
+  return process.platform === 'linux' && availableParallelism() <= 2 ? 'inline' : 'threaded';
 }
 
 function entry(kind: EngineKind): Entry {
