@@ -288,6 +288,12 @@ pub fn test_hooks() -> bool {
     cfg!(debug_assertions)
 }
 
+/// The header names events send as an index (`header_names.rs`), in index order.
+#[napi(catch_unwind)]
+pub fn known_header_names() -> Vec<&'static str> {
+    ferro_engine::header_names::KNOWN.to_vec()
+}
+
 /// The engine's boundary codes (event kinds, error codes, request flags) by group and name, so a
 /// test can check the TypeScript constants against the one definition.
 #[napi(catch_unwind)]

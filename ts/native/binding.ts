@@ -130,6 +130,8 @@ export interface NativeBinding {
   checkClientCert(cert: string, key: string): void;
   /** The engine's table of boundary codes (crates/engine/src/codes.rs), name → number per group. */
   boundaryCodes(): BoundaryCodes;
+  /** Header names events send as an index (crates/engine/src/header_names.rs), in index order. */
+  knownHeaderNames(): string[];
 }
 
 /** What `boundaryCodes` returns: the numbers JS and the engine exchange. */

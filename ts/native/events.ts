@@ -1,6 +1,7 @@
 // Decodes one batch of packed engine events (format: crates/engine/src/events.rs) and hands each
 // to the request or pool it belongs to. Header objects are built here, once, as strings.
 import type { IncomingHeaders } from '../core/types.js';
+import { binding } from './binding.js';
 
 export const HEAD = 1;
 export const DATA = 2;
@@ -81,6 +82,12 @@ type Batch = Buffer & {
 const u16 = (b: Buffer, o: number): number => b[o]! | (b[o + 1]! << 8);
 const u32 = (b: Buffer, o: number): number => (b[o]! | (b[o + 1]! << 8) | (b[o + 2]! << 16)) + b[o + 3]! * 0x1000000;
 
+// Names the engine sends as an index (crates/engine/src/header_names.rs): the same two strings for
+// every response, the name as sent and its key, instead of a slice and a lowercase copy each time.
+const KNOWN_NAME = 0x8000;
+const knownRaw: readonly string[] = binding.knownHeaderNames();
+const knownKey: readonly string[] = knownRaw.map((n) => n.toLowerCase());
+
 /** Reads a header list at `o` into `out` (lowercased keys, repeated names become arrays) and `raw`. */
 function readHeaders(b: Batch, o: number, out: IncomingHeaders, raw: string[]): number {
   const count = u16(b, o);
@@ -88,14 +95,21 @@ function readHeaders(b: Batch, o: number, out: IncomingHeaders, raw: string[]): 
   for (let i = 0; i < count; i++) {
     const nl = u16(b, o);
     o += 2;
-    const name = b.latin1Slice(o, o + nl);
-    o += nl;
+    let name: string;
+    let key: string;
+    if (nl & KNOWN_NAME) {
+      name = knownRaw[nl & ~KNOWN_NAME]!;
+      key = knownKey[nl & ~KNOWN_NAME]!;
+    } else {
+      name = b.latin1Slice(o, o + nl);
+      key = name.toLowerCase();
+      o += nl;
+    }
     const vl = u32(b, o);
     o += 4;
     const value = b.utf8Slice(o, o + vl);
     o += vl;
     raw.push(name, value);
-    const key = name.toLowerCase();
     const prev = out[key];
     if (prev === undefined) out[key] = value;
     else if (typeof prev === 'string') out[key] = [prev, value];

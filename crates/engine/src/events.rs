@@ -29,11 +29,17 @@
 //! - BRIDGE_CLOSE (bridge id): empty — the engine is done with the socket; JS destroys it.
 //! - BRIDGE_DRAIN (bridge id): empty — the engine took what JS fed it; a paused socket may resume.
 //!
-//! A header list is `count: u16`, then per field `name_len: u16, name, value_len: u32, value`.
+//! A header list is `count: u16`, then per field `name_len: u16, name, value_len: u32, value`. A
+//! `name_len` with the top bit set is no length but the index of a known name (`header_names.rs`)
+//! in its low 15 bits, and no name bytes follow.
 //! An error record is `code: u16, errno_len: u16, errno (e.g. "ECONNREFUSED", may be empty), message`.
 use crate::codes::code_consts;
 use crate::error::ErrorCode;
 use crate::h1::{Head, HeaderBlock};
+use crate::header_names;
+
+/// The top bit of a header list's `name_len`: the rest is an index into `header_names::KNOWN`.
+const KNOWN_NAME: u16 = 0x8000;
 
 code_consts!(u8 {
     HEAD = 1,
@@ -84,9 +90,14 @@ impl<'a> Writer<'a> {
         // Counts beyond u16 cannot occur: the decoder caps the number of fields far below that.
         self.out.extend_from_slice(&(count.min(u16::MAX as usize) as u16).to_le_bytes());
         for (name, value) in fields.take(u16::MAX as usize) {
-            let name = &name[..name.len().min(u16::MAX as usize)];
-            self.out.extend_from_slice(&(name.len() as u16).to_le_bytes());
-            self.out.extend_from_slice(name);
+            if let Some(i) = header_names::index_of(name) {
+                self.out.extend_from_slice(&(KNOWN_NAME | i).to_le_bytes());
+            } else {
+                // Far beyond any header size limit; the top bit must stay clear.
+                let name = &name[..name.len().min(KNOWN_NAME as usize - 1)];
+                self.out.extend_from_slice(&(name.len() as u16).to_le_bytes());
+                self.out.extend_from_slice(name);
+            }
             self.out.extend_from_slice(&(value.len() as u32).to_le_bytes());
             self.out.extend_from_slice(value);
         }

@@ -10,6 +10,7 @@ pub mod error;
 pub mod events;
 pub mod h1;
 pub mod h2;
+pub mod header_names;
 mod inbox;
 pub mod options;
 mod owner;
