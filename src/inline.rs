@@ -183,16 +183,16 @@ impl InlineLoop {
     }
 
     /// Runs the engine now from a call JS made (so queued requests go out in this JS turn); its
-    /// events are delivered after the call returns, never from inside it.
+    /// events are delivered after the call returns, never from inside it. A call made while JS
+    /// handles a delivery leaves the tick to `run`, which ticks right after the delivery returns:
+    /// one tick (one reactor poll) for both.
     pub fn tick_from_js(&self) {
         let s = &*self.state;
-        if s.closing.get() {
+        if s.closing.get() || s.delivering.get() {
             return;
         }
         let more = inline(s).tick();
-        if !s.delivering.get() {
-            s.queue.hop();
-        }
+        s.queue.hop();
         arm(s, more);
     }
 
@@ -266,8 +266,8 @@ fn run(s: &State) {
         }
     }
     if !s.closing.get() {
-        // Events left by the last round (a flush from JS during it) need another turn too.
-        arm(s, more || !s.queue.is_empty());
+        // Events left by the last round, or a flush from JS during its delivery, need another turn.
+        arm(s, more || !s.queue.is_empty() || inline(s).has_deferred());
     }
 }
 

@@ -107,7 +107,8 @@ impl Pool {
     }
 
     /// Gets queued requests moving: wakes as many waiting connections as there are queued
-    /// requests, and starts new connections for the rest, up to the limit.
+    /// requests, and starts new connections for the rest, up to the limit. Under the inline
+    /// driver the caller ticks it next: the wakes wait for that tick (`Shared::wake_for_flush`).
     pub fn flush(self: &Arc<Self>) {
         let mut st = self.state.lock();
         let mut wakers = Vec::new();
@@ -125,9 +126,7 @@ impl Pool {
             n = n.saturating_sub(st.h2_streams.unwrap_or(1));
         }
         drop(st);
-        for w in wakers {
-            w.wake();
-        }
+        self.shared.wake_for_flush(wakers);
     }
 
     fn spawn_conn(self: &Arc<Self>, st: &mut PoolState) {

@@ -3,6 +3,7 @@
 //! tasks. It depends on nothing above it, so pools, connections and transports can all use it.
 use crate::driver::task::Tracked;
 use crate::driver::DriverCtx;
+use std::task::Waker;
 use crate::events::Writer;
 use crate::request::ReqCtl;
 use crate::transport::bridge::link::BridgeLink;
@@ -78,6 +79,22 @@ impl Shared {
         match &self.driver {
             Some(ctx) => self.handle.spawn(Tracked::new(Some(ctx), fut)),
             None => self.handle.spawn(fut),
+        }
+    }
+
+    /// Wakes connections for requests JS just queued (`Pool::flush`). Under the inline driver,
+    /// outside a tick, the wakes wait for the tick JS runs right after its flush: a task woken
+    /// there, inside the runtime, is queued locally, where a wake from outside also writes the
+    /// runtime's eventfd and hands its next reactor poll one more event (two syscalls a flush).
+    pub(crate) fn wake_for_flush(&self, wakers: Vec<Waker>) {
+        if let Some(ctx) = &self.driver {
+            if crate::driver::task::current().is_none() {
+                ctx.defer_wakes(wakers);
+                return;
+            }
+        }
+        for w in wakers {
+            w.wake();
         }
     }
 

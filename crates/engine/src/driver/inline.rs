@@ -54,6 +54,10 @@ impl Inline {
             // Each `yield_now` lets the runtime run its queue dry, then poll the reactor and the
             // timers with a zero timeout before it resumes this future.
             rt.block_on(async {
+                // Woken here, inside the runtime, the tasks are queued without a reactor wake-up.
+                for w in ctx.take_deferred() {
+                    w.wake();
+                }
                 for _ in 0..MAX_ROUNDS {
                     let (woken, before) = (ctx.has_pending(), ctx.polls());
                     tokio::task::yield_now().await;
@@ -70,6 +74,11 @@ impl Inline {
             });
         }
         ctx.has_pending() && !stale
+    }
+
+    /// Wakes wait for the next tick (see `Shared::wake_for_flush`): the owner must tick soon.
+    pub fn has_deferred(&self) -> bool {
+        self.ctx.has_deferred()
     }
 
     /// The earliest deadline a task waits on (the owner arms its loop timer for it).
@@ -100,6 +109,7 @@ mod tests {
     use super::*;
     use crate::driver::task::Tracked;
     use crate::driver::timer::Timer;
+    use parking_lot::Mutex;
     use std::sync::atomic::AtomicUsize;
     use std::time::Duration;
 
@@ -127,6 +137,28 @@ mod tests {
         // (its readiness would not be reported again).
         inline.tick();
         assert_eq!(done.load(Ordering::SeqCst), 1);
+    }
+
+    #[test]
+    fn a_deferred_wake_is_run_by_the_next_tick() {
+        let inline = Inline::new().unwrap();
+        let waker: Arc<Mutex<Option<std::task::Waker>>> = Arc::default();
+        let polls = Arc::new(AtomicUsize::new(0));
+        let (w, p) = (waker.clone(), polls.clone());
+        spawn(&inline, std::future::poll_fn(move |cx| {
+            p.fetch_add(1, Ordering::SeqCst);
+            *w.lock() = Some(cx.waker().clone());
+            std::task::Poll::<()>::Pending
+        }));
+        inline.tick();
+        assert_eq!(polls.load(Ordering::SeqCst), 1);
+        // As Pool::flush does from JS, outside a tick: the wake waits, and the owner knows to tick.
+        inline.ctx().defer_wakes(vec![waker.lock().take().unwrap()]);
+        assert!(inline.has_deferred());
+        assert_eq!(polls.load(Ordering::SeqCst), 1, "nothing runs before the tick");
+        assert!(!inline.tick());
+        assert_eq!(polls.load(Ordering::SeqCst), 2);
+        assert!(!inline.has_deferred());
     }
 
     #[test]

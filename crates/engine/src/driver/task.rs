@@ -22,6 +22,8 @@ pub struct DriverCtx {
     /// Task polls so far: a round that polled nothing has nothing left over, whatever `pending`
     /// says (a stale count must never turn into a busy loop).
     pub(crate) polls: AtomicU64,
+    /// Wakes for work JS queued, held for the tick it runs next (`Shared::wake_for_flush`).
+    deferred: Mutex<Vec<Waker>>,
 }
 
 impl DriverCtx {
@@ -35,6 +37,16 @@ impl DriverCtx {
     }
     pub(crate) fn polls(&self) -> u64 {
         self.polls.load(Ordering::Relaxed)
+    }
+    pub(crate) fn defer_wakes(&self, wakers: Vec<Waker>) {
+        self.deferred.lock().extend(wakers);
+    }
+    /// True while wakes wait for the next tick.
+    pub fn has_deferred(&self) -> bool {
+        !self.deferred.lock().is_empty()
+    }
+    pub(crate) fn take_deferred(&self) -> Vec<Waker> {
+        std::mem::take(&mut *self.deferred.lock())
     }
 }
 
