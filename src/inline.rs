@@ -301,12 +301,12 @@ fn deliver(s: &State) {
     unsafe {
         let mut scope = ptr::null_mut();
         sys::napi_open_handle_scope(env, &mut scope);
-        if let Some(batch) = s.queue.take_value(env) {
-            let mut cb = ptr::null_mut();
-            let mut global = ptr::null_mut();
+        let mut cb = ptr::null_mut();
+        let mut global = ptr::null_mut();
+        sys::napi_get_reference_value(env, s.callback, &mut cb);
+        sys::napi_get_global(env, &mut global);
+        s.queue.deliver(env, |batch| {
             let mut result = ptr::null_mut();
-            sys::napi_get_reference_value(env, s.callback, &mut cb);
-            sys::napi_get_global(env, &mut global);
             let status = sys::napi_make_callback(env, s.async_ctx, global, cb, 1, &batch, &mut result);
             if status == sys::Status::napi_pending_exception {
                 // Nothing up the stack can catch it: report it as Node reports uncaught errors.
@@ -314,7 +314,7 @@ fn deliver(s: &State) {
                 sys::napi_get_and_clear_last_exception(env, &mut err);
                 sys::napi_fatal_exception(env, err);
             }
-        }
+        });
         sys::napi_close_handle_scope(env, scope);
     }
     s.delivering.set(false);
