@@ -1,9 +1,8 @@
 //! What every part of the engine shares: the sink events go to, the table of live requests (for
 //! pause / resume / abort from JS), the table of bridged sockets and the count of connection
 //! tasks. It depends on nothing above it, so pools, connections and transports can all use it.
-use crate::driver::task::Tracked;
+use crate::driver::task::{self, Tracked};
 use crate::driver::DriverCtx;
-use std::task::Waker;
 use crate::events::Writer;
 use crate::request::ReqCtl;
 use crate::transport::bridge::link::BridgeLink;
@@ -11,6 +10,7 @@ use parking_lot::Mutex;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
+use std::task::Waker;
 use tokio::runtime::Handle;
 use tokio::sync::Notify;
 
@@ -88,7 +88,7 @@ impl Shared {
     /// runtime's eventfd and hands its next reactor poll one more event (two syscalls a flush).
     pub(crate) fn wake_for_flush(&self, wakers: Vec<Waker>) {
         if let Some(ctx) = &self.driver {
-            if crate::driver::task::current().is_none() {
+            if task::current().is_none() {
                 ctx.defer_wakes(wakers);
                 return;
             }
