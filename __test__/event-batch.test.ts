@@ -30,7 +30,7 @@ describe('decodeBatch', () => {
     process.removeAllListeners('uncaughtException');
     try {
       const uncaught = new Promise((resolve) => process.once('uncaughtException', resolve));
-      decodeBatch(batch, new Map([[7, request]]), new Map([[1, pool]]));
+      decodeBatch(batch, undefined, new Map([[7, request]]), new Map([[1, pool]]));
       expect(ended).toEqual([7]);
       expect(await uncaught).toBe(boom);
     } finally {

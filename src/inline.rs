@@ -305,9 +305,13 @@ fn deliver(s: &State) {
         let mut global = ptr::null_mut();
         sys::napi_get_reference_value(env, s.callback, &mut cb);
         sys::napi_get_global(env, &mut global);
-        s.queue.deliver(env, |batch| {
+        let mut undefined = ptr::null_mut();
+        sys::napi_get_undefined(env, &mut undefined);
+        s.queue.deliver(env, |batch, blobs| {
             let mut result = ptr::null_mut();
-            let status = sys::napi_make_callback(env, s.async_ctx, global, cb, 1, &batch, &mut result);
+            let args = [batch, blobs.unwrap_or(undefined)];
+            let argc = if blobs.is_some() { 2 } else { 1 };
+            let status = sys::napi_make_callback(env, s.async_ctx, global, cb, argc, args.as_ptr(), &mut result);
             if status == sys::Status::napi_pending_exception {
                 // Nothing up the stack can catch it: report it as Node reports uncaught errors.
                 let mut err = ptr::null_mut();

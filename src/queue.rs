@@ -1,7 +1,7 @@
 //! The Rust → JS event path (DESIGN §2): engine threads append packed events to one queue; only
 //! the append that makes the queue non-empty signals the JS thread, through one long-lived
 //! threadsafe function; the JS callback receives everything queued as one Buffer.
-use ferro_engine::EventSink;
+use ferro_engine::{events, EventSink};
 use napi::sys;
 use parking_lot::Mutex;
 use std::ffi::c_void;
@@ -36,6 +36,8 @@ const BATCH_CAPACITY: usize = 16 * 1024;
 const RETAIN_CAPACITY: usize = 8 * 1024 * 1024;
 /// Most bytes of one Buffer handed to JS, unless a single event is larger (see `deliver`).
 const PIECE: usize = 112 * 1024;
+/// DATA payloads this large or larger reach JS as Buffers of their own (see `deliver`).
+const OWN_MIN: usize = 16 * 1024;
 /// Undelivered bytes beyond which connections stop reading until JS takes the queue. Large enough
 /// that a busy JS thread still gets big batches, small enough to bound memory.
 const HIGH_WATER: usize = 4 * 1024 * 1024;
@@ -90,7 +92,9 @@ impl Queue {
 
     /// Hands everything queued to `call` as JS Buffers (copies), in order: one Buffer, or for a
     /// large batch several, each of whole events and at most `PIECE` bytes unless one event alone
-    /// is larger. Nothing is called when nothing is queued.
+    /// is larger. A DATA payload of `OWN_MIN` bytes or more travels beside its piece, as a Buffer
+    /// of its own (`call`'s second argument, an array, in event order), and its event inside the
+    /// piece becomes an empty DATA_OWN. Nothing is called when nothing is queued.
     ///
     /// The copies go into memory V8 allocates and accounts for, and the vector is kept for a later
     /// batch. Handing each batch's vector over as an external Buffer (as before) saved the copy
@@ -99,13 +103,15 @@ impl Queue {
     /// under the inline driver peak RSS reached 280–760 MB, against 120–150 MB with the copy, at
     /// the same throughput. Pieces stay below malloc's mmap threshold (128 KiB), so their memory
     /// is reused rather than mapped and zero-filled afresh for each (with 64 KiB bodies, `dispatch`:
-    /// ~10 page faults per response before, ~2 after). A piece holds a 64 KiB body with its head
-    /// and end: splitting one (64 KiB pieces) let `request()` see the body before its end, pause
-    /// the engine at its high-water mark and resume it, which cost ~20 µs per response.
+    /// ~10 page faults per response before, ~2 after). Payloads carried beside a piece don't count
+    /// towards its size, so a response's head, body and end reach JS in one call: splitting them
+    /// let `request()` see the body before its end, pause the engine at its high-water mark and
+    /// resume it, which cost ~20 µs per response. A payload in a Buffer of its own is what
+    /// `arrayBuffer()` can hand out without copying it again.
     ///
     /// # Safety
     /// On the JS thread, inside a handle scope of `env`.
-    pub unsafe fn deliver(&self, env: sys::napi_env, mut call: impl FnMut(sys::napi_value)) {
+    pub unsafe fn deliver(&self, env: sys::napi_env, mut call: impl FnMut(sys::napi_value, Option<sys::napi_value>)) {
         // Swap in the spare vector, so engine threads append to it while this one is copied.
         let (mut batch, blocked) = {
             let mut g = self.inner.lock();
@@ -118,15 +124,15 @@ impl Queue {
         for w in blocked {
             w.wake();
         }
+        let mut own = Vec::new();
         let mut at = 0;
         while at < batch.len() {
-            let end = piece_end(&batch, at);
-            let mut out = ptr::null_mut();
-            let piece = &batch[at..end];
-            let status = unsafe { sys::napi_create_buffer_copy(env, piece.len(), piece.as_ptr().cast(), ptr::null_mut(), &mut out) };
+            let end = plan_piece(&batch, at, &mut own);
+            let piece = unsafe { copy_piece(env, &batch[..end], at, &own) };
+            let blobs = if own.is_empty() { None } else { unsafe { own_buffers(env, &batch, &own) } };
             at = end;
-            if status == sys::Status::napi_ok {
-                call(out);
+            if let Some(piece) = piece {
+                call(piece, blobs);
             }
         }
         batch.clear();
@@ -205,19 +211,69 @@ impl Queue {
 }
 
 /// Where the piece starting at `at` ends: after as many whole events (`kind: u8, id: u32,
-/// len: u32, payload`) as fit in `PIECE` bytes, and after at least one.
-fn piece_end(batch: &[u8], at: usize) -> usize {
-    let mut end = at;
+/// len: u32, payload`) as fit in `PIECE` bytes, and after at least one. `own` receives the
+/// payload ranges that go beside the piece (large DATA), which don't count towards its size.
+fn plan_piece(batch: &[u8], at: usize, own: &mut Vec<(usize, usize)>) -> usize {
+    own.clear();
+    let (mut end, mut size) = (at, 0);
     while end + 9 <= batch.len() {
         let len = u32::from_le_bytes([batch[end + 5], batch[end + 6], batch[end + 7], batch[end + 8]]) as usize;
         let next = (end + 9 + len).min(batch.len());
-        if end > at && next - at > PIECE {
+        let beside = batch[end] == events::DATA && len >= OWN_MIN && end + 9 + len <= batch.len();
+        let inline = if beside { 9 } else { next - end };
+        if end > at && size + inline > PIECE {
             break;
         }
+        if beside {
+            own.push((end + 9, next));
+        }
+        size += inline;
         end = next;
     }
     // A torn tail (never written by the engine) goes along rather than being lost.
     if end + 9 > batch.len() { batch.len() } else { end }
+}
+
+/// Copies `batch[at..]` into a new Buffer, leaving out the `own` payloads and marking their
+/// events DATA_OWN with no payload. None if V8 could not allocate it.
+unsafe fn copy_piece(env: sys::napi_env, batch: &[u8], at: usize, own: &[(usize, usize)]) -> Option<sys::napi_value> {
+    let size = batch.len() - at - own.iter().map(|(s, e)| e - s).sum::<usize>();
+    let (mut data, mut out) = (ptr::null_mut(), ptr::null_mut());
+    if unsafe { sys::napi_create_buffer(env, size, &mut data, &mut out) } != sys::Status::napi_ok || data.is_null() {
+        return None;
+    }
+    // SAFETY: napi_create_buffer gave `size` writable bytes at `data`, all written below.
+    let dst = unsafe { std::slice::from_raw_parts_mut(data.cast::<u8>(), size) };
+    let (mut from, mut o) = (at, 0);
+    for &(start, end) in own {
+        let seg = &batch[from..start];
+        dst[o..o + seg.len()].copy_from_slice(seg);
+        o += seg.len();
+        dst[o - 9] = events::DATA_OWN;
+        dst[o - 4..o].fill(0);
+        from = end;
+    }
+    dst[o..].copy_from_slice(&batch[from..]);
+    Some(out)
+}
+
+/// The `own` payloads as a JS array of Buffers, each its own allocation of exactly its size.
+unsafe fn own_buffers(env: sys::napi_env, batch: &[u8], own: &[(usize, usize)]) -> Option<sys::napi_value> {
+    let mut arr = ptr::null_mut();
+    if unsafe { sys::napi_create_array_with_length(env, own.len(), &mut arr) } != sys::Status::napi_ok {
+        return None;
+    }
+    for (i, &(start, end)) in own.iter().enumerate() {
+        let bytes = &batch[start..end];
+        let mut buf = ptr::null_mut();
+        unsafe {
+            if sys::napi_create_buffer_copy(env, bytes.len(), bytes.as_ptr().cast(), ptr::null_mut(), &mut buf) != sys::Status::napi_ok {
+                return None;
+            }
+            sys::napi_set_element(env, arr, i as u32, buf);
+        }
+    }
+    Some(arr)
 }
 
 fn check(status: sys::napi_status) -> napi::Result<()> {
@@ -236,10 +292,12 @@ unsafe extern "C" fn call_js(env: sys::napi_env, js_cb: sys::napi_value, ctx: *m
     let mut undefined = ptr::null_mut();
     unsafe { sys::napi_get_undefined(env, &mut undefined) };
     unsafe {
-        queue.deliver(env, |buf| {
+        queue.deliver(env, |buf, blobs| {
             let mut result = ptr::null_mut();
+            let args = [buf, blobs.unwrap_or(undefined)];
+            let argc = if blobs.is_some() { 2 } else { 1 };
             // An exception thrown by the callback is left pending; Node reports it as uncaught.
-            sys::napi_call_function(env, undefined, js_cb, 1, &buf, &mut result);
+            sys::napi_call_function(env, undefined, js_cb, argc, args.as_ptr(), &mut result);
         })
     };
 }
@@ -260,28 +318,45 @@ mod tests {
         e
     }
 
-    fn pieces(batch: &[u8]) -> Vec<usize> {
-        let (mut at, mut sizes) = (0, Vec::new());
+    /// Each piece as (bytes it covers in the batch, lengths of the payloads going beside it).
+    fn pieces(batch: &[u8]) -> Vec<(usize, Vec<usize>)> {
+        let (mut at, mut out, mut own) = (0, Vec::new(), Vec::new());
         while at < batch.len() {
-            let end = piece_end(batch, at);
-            sizes.push(end - at);
+            let end = plan_piece(batch, at, &mut own);
+            out.push((end - at, own.iter().map(|(s, e)| e - s).collect()));
             at = end;
         }
-        sizes
+        out
     }
 
     #[test]
     fn small_batches_go_whole_and_large_ones_split_at_event_boundaries() {
         let small: Vec<u8> = (0..10).flat_map(|_| event(1, 100)).collect();
-        assert_eq!(pieces(&small), vec![small.len()]);
-        let big = [event(2, 65536), event(3, 2), event(2, 65536), event(2, 30_000), event(2, 30_000)].concat();
-        assert_eq!(pieces(&big), vec![65545 + 11, 65545 + 30_009, 30_009]);
+        assert_eq!(pieces(&small), vec![(small.len(), vec![])]);
+        // Large payloads of kinds other than DATA stay in the piece.
+        let big = [event(9, 65536), event(3, 2), event(9, 65536), event(9, 30_000), event(9, 30_000)].concat();
+        assert_eq!(pieces(&big), vec![(65545 + 11, vec![]), (65545 + 30_009, vec![]), (30_009, vec![])]);
+    }
+
+    #[test]
+    fn large_data_goes_beside_its_piece_and_does_not_count_towards_it() {
+        let small_data = event(2, OWN_MIN - 1);
+        let batch = [event(1, 200), event(2, 65536), event(3, 2), event(2, 200_000), small_data.clone()].concat();
+        assert_eq!(pieces(&batch), vec![(batch.len(), vec![65536, 200_000])], "one call: head, body and end together");
+        // Many large bodies still go in one piece; inline events alone split pieces.
+        let many: Vec<u8> = (0..40).flat_map(|_| [event(1, 4000), event(2, 65536)].concat()).collect();
+        let split = pieces(&many);
+        assert!(split.len() == 2 && split[0].1.len() + split[1].1.len() == 40, "{:?}", split.iter().map(|p| p.1.len()).collect::<Vec<_>>());
     }
 
     #[test]
     fn a_torn_tail_is_kept_with_the_last_piece() {
         let mut b = event(1, 10);
         b.extend_from_slice(&[4, 0, 0]);
-        assert_eq!(pieces(&b), vec![b.len()]);
+        assert_eq!(pieces(&b), vec![(b.len(), vec![])]);
+        // A DATA cut short is not carried beside: its bytes stay where JS bounds-checks them.
+        let mut t = event(2, 40_000);
+        t.truncate(30_000);
+        assert_eq!(pieces(&t), vec![(30_000, vec![])]);
     }
 }

@@ -90,6 +90,9 @@ export class BodyReadable extends Readable {
   /** A mixin consumer reading through 'data' events (see #consumeFlowing). */
   #flowing = false;
   #web: ReadableStream<Uint8Array> | null = null;
+  /** Every chunk so far came through `pushChunk` as the body's alone (see `#wholeBuffer`). */
+  #exclusive = true;
+  #pushingExclusive = false;
 
   static {
     for (const name of ['on', 'addListener', 'prependListener'] as const) {
@@ -123,7 +126,21 @@ export class BodyReadable extends Readable {
     this.#src.resume();
   }
 
+  /**
+   * A producer's chunk. `exclusive`: no one else holds it, so a body read whole may hand out its
+   * memory rather than a copy.
+   */
+  pushChunk(chunk: Buffer, exclusive: boolean): boolean {
+    this.#pushingExclusive = exclusive;
+    try {
+      return this.push(chunk);
+    } finally {
+      this.#pushingExclusive = false;
+    }
+  }
+
   override push(chunk: Buffer | Uint8Array | string | null, encoding?: BufferEncoding): boolean {
+    if (chunk !== null && !this.#pushingExclusive) this.#exclusive = false;
     if (chunk === null) {
       this.#complete = true;
       const consumer = this.#consumer;
@@ -467,6 +484,19 @@ export class BodyReadable extends Readable {
     return Promise.reject(this.errored ?? unusableError());
   }
 
+  /**
+   * The body's memory as it is, when one chunk holds all of it, spans its whole ArrayBuffer (the
+   * engine gives large bodies a Buffer of their own) and was never seen by anyone else: handing
+   * it out saves copying every byte once more. Otherwise null, and the caller copies.
+   */
+  #wholeBuffer(chunks: Buffer[]): ArrayBuffer | null {
+    if (chunks.length !== 1 || !this.#exclusive || this.#attached || this.#flowing) return null;
+    const chunk = chunks[0]!;
+    const buffer = chunk.buffer;
+    if (chunk.byteOffset !== 0 || chunk.byteLength !== buffer.byteLength || !(buffer instanceof ArrayBuffer)) return null;
+    return buffer;
+  }
+
   #settle(consumer: Consumer): void {
     const chunks = consumer.chunks!;
     const length = consumer.length;
@@ -480,11 +510,13 @@ export class BodyReadable extends Readable {
         case 'json':
           value = JSON.parse(decodeText(chunks, length, this.readableEncoding));
           break;
-        case 'bytes':
-          value = concatBytes(chunks, length);
+        case 'bytes': {
+          const whole = this.#wholeBuffer(chunks);
+          value = whole !== null ? new Uint8Array(whole) : concatBytes(chunks, length);
           break;
+        }
         case 'arrayBuffer':
-          value = concatBytes(chunks, length, true).buffer;
+          value = this.#wholeBuffer(chunks) ?? concatBytes(chunks, length, true).buffer;
           break;
         case 'blob':
           value = new Blob(chunks, { type: this.#contentType });

@@ -16,6 +16,7 @@ import type {
   RequestOptions,
   ResponseData,
 } from '../core/types.js';
+import { chunkIsExclusive, kSoleReader } from '../handler/controller.js';
 import { BodyReadable, type BodyReadableOptions } from './body.js';
 import { deliverInfo, responseHeaders, type InfoCallback } from './response-head.js';
 
@@ -114,6 +115,8 @@ export class RequestHandler implements DispatchHandler, BodyReadableOptions {
   signal: AbortSignalLike | null = null;
   emitterListener: (() => void) | null = null;
   requestBody: unknown;
+  /** Chunks reach the body and nothing else: a dispatcher may say they are ours alone. */
+  readonly [kSoleReader] = true;
 
   constructor(opts: RequestOptions<unknown>, callback: AnyCallback | null) {
     const { signal, method, opaque, body, onInfo, highWaterMark } = opts;
@@ -231,7 +234,7 @@ export class RequestHandler implements DispatchHandler, BodyReadableOptions {
 
   onResponseData(controller: DispatchController, chunk: Buffer): void {
     const body = this.body;
-    if (body !== null && !this.done && !body.push(chunk)) controller.pause();
+    if (body !== null && !this.done && !body.pushChunk(chunk, chunkIsExclusive(controller))) controller.pause();
   }
 
   onResponseEnd(_controller: DispatchController, trailers: IncomingHeaders): void {

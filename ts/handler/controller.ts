@@ -7,6 +7,18 @@
 import { RequestAbortedError } from '../core/errors.js';
 import type { DispatchController, DispatchHandler, IncomingHeaders } from '../core/types.js';
 
+/**
+ * Marks a handler that keeps the response chunks it is given to itself (request()'s): a controller
+ * that knows nothing else saw a chunk says so through `chunksExclusive`, and such a handler may
+ * then hand the chunk's memory to the user without copying it.
+ */
+export const kSoleReader = Symbol('ferro.soleReader');
+
+/** Whether the chunk `controller` is handing over right now belongs to the handler alone. */
+export function chunkIsExclusive(controller: DispatchController): boolean {
+  return (controller as { chunksExclusive?: boolean }).chunksExclusive === true;
+}
+
 export abstract class RequestController implements DispatchController {
   readonly handler: DispatchHandler;
   readonly context: object;

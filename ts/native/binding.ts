@@ -119,7 +119,7 @@ export interface NativeResolver {
 
 export interface NativeBinding {
   NativeResolver: new (onResults: (batch: Buffer) => void) => NativeResolver;
-  NativeEngine: new (onEvents: (batch: Buffer) => void, workers?: number, inline?: boolean) => NativeEngine;
+  NativeEngine: new (onEvents: (batch: Buffer, own?: Buffer[]) => void, workers?: number, inline?: boolean) => NativeEngine;
   /** Null when the body passes as it is; throws (code DECODE_TOO_MANY_CODINGS) on a hostile list. */
   createDecoder(contentEncoding: string, maxSize: number, lenient: boolean): NativeDecoder | null;
   /** Decoders in the process still holding state (leak checks). */

@@ -55,10 +55,10 @@ function entry(kind: EngineKind): Entry {
   if (e === undefined) {
     const workers = Number(process.env.FERRO_ENGINE_THREADS ?? 1) || 1;
     const bridges = new Map<number, BridgeSink>();
-    const onEvents = (batch: Buffer): void => {
+    const onEvents = (batch: Buffer, own?: Buffer[]): void => {
       delivering = self;
       try {
-        decodeBatch(batch, requests, pools, bridges);
+        decodeBatch(batch, own, requests, pools, bridges);
       } finally {
         delivering = null;
       }

@@ -20,6 +20,8 @@ export const BRIDGE_CLOSE = 14;
 export const BRIDGE_DRAIN = 15;
 export const CONNECTING = 16;
 export const SENT = 17;
+/** DATA whose bytes came beside the batch, as a Buffer of their own (src/queue.rs). */
+export const DATA_OWN = 18;
 
 /** Request flags passed with dispatch, named as crates/engine/src/request.rs's `flags`. */
 export const RequestFlag = {
@@ -137,14 +139,20 @@ function readError(b: Batch, o: number, end: number): [number, string, string] {
   return [code, errno, message];
 }
 
+/**
+ * Hands out every event of `batch`. `own`: the payloads of its DATA_OWN events, in order — large
+ * bodies arrive as Buffers of their own, which a body read whole can hand out without a copy.
+ */
 export function decodeBatch(
   batch: Buffer,
+  own: Buffer[] | undefined,
   requests: Map<number, RequestSink>,
   pools: Map<number, PoolSink>,
   bridges?: Map<number, BridgeSink>,
 ): void {
   const b = batch as Batch;
   let o = 0;
+  let next = 0;
   const len = b.length;
   while (o + 9 <= len) {
     const kind = b[o]!;
@@ -153,6 +161,11 @@ export function decodeBatch(
     const end = start + u32(b, o + 5);
     o = end;
     try {
+      if (kind === DATA_OWN) {
+        const chunk = own?.[next++];
+        if (chunk !== undefined) requests.get(id)?.onEngineData(chunk);
+        continue;
+      }
       deliver(b, kind, id, start, end, requests, pools, bridges);
     } catch (err) {
       // A throwing listener (a 'disconnect' handler, say) must not cost other requests the rest

@@ -22,6 +22,10 @@
 //! - RETRY (request id): empty — the request went back to the queue after its connection failed
 //!   before any response byte arrived (JS calls `onRequestStart` again when it is re-sent).
 //!
+//! - DATA_OWN (request id): empty — DATA whose bytes come as a Buffer of their own next to the
+//!   batch, in order. The engine never writes it: the binding turns a large DATA into it when it
+//!   hands a batch to JS (`src/queue.rs`), so the body owns its memory.
+//!
 //! - BRIDGE_OPEN (pool id): `bridge_id: u32` — a bridged pool needs a connection: JS calls the
 //!   user's `connect` function and answers with `bridgeAttach` or `bridgeFail` for that bridge id.
 //! - BRIDGE_WRITE (bridge id): bytes for JS to write to the bridged socket.
@@ -59,6 +63,7 @@ code_consts!(u8 {
     BRIDGE_DRAIN = 15,
     CONNECTING = 16,
     SENT = 17,
+    DATA_OWN = 18,
 });
 
 /// Appends events to a byte queue. Writes the header with a placeholder length and patches it,

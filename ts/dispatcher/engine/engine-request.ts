@@ -6,7 +6,7 @@ import { engineError } from '../../native/error-codes.js';
 import type { RequestSink } from '../../native/events.js';
 import type { DispatchHandler, IncomingHeaders } from '../../core/types.js';
 import type { DiagnosticsRequest } from '../../core/diagnostics.js';
-import { RequestController } from '../../handler/controller.js';
+import { kSoleReader, RequestController } from '../../handler/controller.js';
 import { EngineSocket } from './engine-socket.js';
 
 export interface RequestOwner {
@@ -34,11 +34,22 @@ export class EngineRequest extends RequestController implements RequestSink {
   #sentReported = false;
   /** Called once when the request settles (the body pump releases its source); the error if it failed. */
   onSettle: ((err: Error | null) => void) | null = null;
+  /** The handler is the chunks' last stop (handler/controller.ts, `kSoleReader`). */
+  readonly #soleReader: boolean;
 
   constructor(owner: RequestOwner, handler: DispatchHandler) {
     super(handler);
     this.#owner = owner;
+    this.#soleReader = (handler as { [kSoleReader]?: boolean })[kSoleReader] === true;
     this.id = openRequest(this, owner.engine);
+  }
+
+  /**
+   * Each chunk is a fresh Buffer no one else holds, unless diagnostics subscribers are handed it
+   * too, so a handler that keeps chunks to itself may give their memory away.
+   */
+  get chunksExclusive(): boolean {
+    return this.#soleReader && this.trace === null;
   }
 
   get rawHeaders(): Buffer[] | null {
