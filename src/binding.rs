@@ -64,9 +64,10 @@ fn ms(v: u32) -> Option<Duration> {
 
 #[napi]
 impl NativeEngine {
-    /// `onEvents(batch: Buffer)` is called on the JS thread with packed events. `inline`: drive
-    /// the engine from this thread's event loop instead of a thread of its own, where supported
-    /// (see `driver` / `fallback` for what was made).
+    /// `onEvents(batch: Buffer, own?: Buffer[])` is called on the JS thread with packed events
+    /// (and the payloads of their DATA_OWN events). `inline`: drive the engine from this thread's
+    /// event loop instead of a thread of its own, where supported (see `driver` / `fallback` for
+    /// what was made).
     #[napi(constructor, catch_unwind)]
     pub fn new(env: Env, on_events: Function<'_>, workers: Option<u32>, inline: Option<bool>) -> Result<Self> {
         let queue = Queue::new(env.raw(), on_events.raw())?;
@@ -183,12 +184,6 @@ impl NativeEngine {
             return Ok(());
         }
         self.queue.set_ref(env.raw(), on)
-    }
-
-    /// Events queued but not yet delivered (lets JS settle synchronously, e.g. before close).
-    #[napi(catch_unwind)]
-    pub fn drain(&self) -> Buffer {
-        Buffer::from(self.queue.take())
     }
 
     #[napi(catch_unwind)]

@@ -62,7 +62,7 @@ impl NativeResolver {
         let queue = self.queue.clone();
         let max_age = Duration::from_millis(max_age_ms.max(0.0) as u64);
         resolver().resolve_with(hostname, max_age, move |r| {
-            if queue.write(&mut |out| pack(out, id, &r, family)) {
+            if queue.write(&mut |out| pack(&mut out.bytes, id, &r, family)) {
                 queue.signal();
             }
         });

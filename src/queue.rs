@@ -1,7 +1,7 @@
 //! The Rust → JS event path (DESIGN §2): engine threads append packed events to one queue; only
 //! the append that makes the queue non-empty signals the JS thread, through one long-lived
 //! threadsafe function; the JS callback receives everything queued as one Buffer.
-use ferro_engine::{events, EventSink};
+use ferro_engine::{events, Batch, EventSink};
 use napi::sys;
 use parking_lot::Mutex;
 use std::ffi::c_void;
@@ -16,9 +16,9 @@ struct Tsfn(sys::napi_threadsafe_function);
 unsafe impl Send for Tsfn {}
 
 struct Inner {
-    buf: Vec<u8>,
-    /// The vector `deliver` copied out last, cleared, to become `buf` at the next take.
-    spare: Vec<u8>,
+    buf: Batch,
+    /// The batch `deliver` copied out last, cleared, to become `buf` at the next take.
+    spare: Batch,
     tsfn: Option<Tsfn>,
     /// Connections waiting for JS to catch up (see `congested`).
     blocked: Vec<Waker>,
@@ -36,14 +36,12 @@ const BATCH_CAPACITY: usize = 16 * 1024;
 const RETAIN_CAPACITY: usize = 8 * 1024 * 1024;
 /// Most bytes of one Buffer handed to JS, unless a single event is larger (see `deliver`).
 const PIECE: usize = 112 * 1024;
-/// DATA payloads this large or larger reach JS as Buffers of their own (see `deliver`).
-const OWN_MIN: usize = 16 * 1024;
 /// Undelivered bytes beyond which connections stop reading until JS takes the queue. Large enough
 /// that a busy JS thread still gets big batches, small enough to bound memory.
 const HIGH_WATER: usize = 4 * 1024 * 1024;
 
 impl EventSink for Queue {
-    fn write(&self, write: &mut dyn FnMut(&mut Vec<u8>)) -> bool {
+    fn write(&self, write: &mut dyn FnMut(&mut Batch)) -> bool {
         let mut g = self.inner.lock();
         let was_empty = g.buf.is_empty();
         write(&mut g.buf);
@@ -90,11 +88,11 @@ impl Queue {
         self.inner.lock().buf.is_empty()
     }
 
-    /// Hands everything queued to `call` as JS Buffers (copies), in order: one Buffer, or for a
-    /// large batch several, each of whole events and at most `PIECE` bytes unless one event alone
-    /// is larger. A DATA payload of `OWN_MIN` bytes or more travels beside its piece, as a Buffer
-    /// of its own (`call`'s second argument, an array, in event order), and its event inside the
-    /// piece becomes an empty DATA_OWN. Nothing is called when nothing is queued.
+    /// Hands everything queued to `call` as JS Buffers (copies), in order: the packed events as
+    /// one Buffer, or for a large batch several, each of whole events and at most `PIECE` bytes
+    /// unless one event alone is larger; with each, the payloads of its DATA_OWN events as Buffers
+    /// of their own (`call`'s second argument, an array in event order). Nothing is called when
+    /// nothing is queued.
     ///
     /// The copies go into memory V8 allocates and accounts for, and the vector is kept for a later
     /// batch. Handing each batch's vector over as an external Buffer (as before) saved the copy
@@ -103,16 +101,16 @@ impl Queue {
     /// under the inline driver peak RSS reached 280–760 MB, against 120–150 MB with the copy, at
     /// the same throughput. Pieces stay below malloc's mmap threshold (128 KiB), so their memory
     /// is reused rather than mapped and zero-filled afresh for each (with 64 KiB bodies, `dispatch`:
-    /// ~10 page faults per response before, ~2 after). Payloads carried beside a piece don't count
-    /// towards its size, so a response's head, body and end reach JS in one call: splitting them
-    /// let `request()` see the body before its end, pause the engine at its high-water mark and
-    /// resume it, which cost ~20 µs per response. A payload in a Buffer of its own is what
-    /// `arrayBuffer()` can hand out without copying it again.
+    /// ~10 page faults per response before, ~2 after). Payloads beside the events don't count
+    /// towards a piece's size, so a response's head, body and end reach JS in one call: splitting
+    /// them let `request()` see the body before its end, pause the engine at its high-water mark
+    /// and resume it, which cost ~20 µs per response. A large payload is copied once, from the
+    /// read buffer into a Buffer of its own, which `arrayBuffer()` can hand out as it is.
     ///
     /// # Safety
     /// On the JS thread, inside a handle scope of `env`.
     pub unsafe fn deliver(&self, env: sys::napi_env, mut call: impl FnMut(sys::napi_value, Option<sys::napi_value>)) {
-        // Swap in the spare vector, so engine threads append to it while this one is copied.
+        // Swap in the spare batch, so engine threads append to it while this one is copied.
         let (mut batch, blocked) = {
             let mut g = self.inner.lock();
             if g.buf.is_empty() {
@@ -124,20 +122,23 @@ impl Queue {
         for w in blocked {
             w.wake();
         }
-        let mut own = Vec::new();
-        let mut at = 0;
-        while at < batch.len() {
-            let end = plan_piece(&batch, at, &mut own);
-            let piece = unsafe { copy_piece(env, &batch[..end], at, &own) };
-            let blobs = if own.is_empty() { None } else { unsafe { own_buffers(env, &batch, &own) } };
+        let (mut at, mut next_own) = (0, 0);
+        while at < batch.bytes.len() {
+            let (end, owns) = plan_piece(&batch.bytes, at);
+            let piece = &batch.bytes[at..end];
+            let mut out = ptr::null_mut();
+            let status = unsafe { sys::napi_create_buffer_copy(env, piece.len(), piece.as_ptr().cast(), ptr::null_mut(), &mut out) };
+            let own = &batch.own()[next_own.min(batch.own().len())..(next_own + owns).min(batch.own().len())];
+            let blobs = if own.is_empty() { None } else { unsafe { own_buffers(env, own) } };
             at = end;
-            if let Some(piece) = piece {
-                call(piece, blobs);
+            next_own += owns;
+            if status == sys::Status::napi_ok {
+                call(out, blobs);
             }
         }
         batch.clear();
-        if batch.capacity() > RETAIN_CAPACITY {
-            batch = Vec::with_capacity(BATCH_CAPACITY);
+        if batch.bytes.capacity() > RETAIN_CAPACITY {
+            batch = Batch::with_capacity(BATCH_CAPACITY);
         }
         self.inner.lock().spare = batch;
     }
@@ -145,7 +146,7 @@ impl Queue {
     /// Creates the queue and its threadsafe function around `callback` (called with one Buffer).
     /// The function starts unref'd: it keeps the process alive only while requests are in flight.
     pub fn new(env: sys::napi_env, callback: sys::napi_value) -> napi::Result<Arc<Queue>> {
-        let queue = Arc::new(Queue { inner: Mutex::new(Inner { buf: Vec::with_capacity(BATCH_CAPACITY), spare: Vec::with_capacity(BATCH_CAPACITY), tsfn: None, blocked: Vec::new() }), inline: AtomicBool::new(false) });
+        let queue = Arc::new(Queue { inner: Mutex::new(Inner { buf: Batch::with_capacity(BATCH_CAPACITY), spare: Batch::with_capacity(BATCH_CAPACITY), tsfn: None, blocked: Vec::new() }), inline: AtomicBool::new(false) });
         let mut name = ptr::null_mut();
         let label = "ferro.events";
         check(unsafe { sys::napi_create_string_utf8(env, label.as_ptr().cast(), label.len() as isize, &mut name) })?;
@@ -189,19 +190,6 @@ impl Queue {
         Ok(())
     }
 
-    /// Takes everything queued so far (for a synchronous drain from JS).
-    pub fn take(&self) -> Vec<u8> {
-        let (batch, blocked) = {
-            let mut g = self.inner.lock();
-            let batch = std::mem::replace(&mut g.buf, Vec::with_capacity(BATCH_CAPACITY));
-            (batch, std::mem::take(&mut g.blocked))
-        };
-        for w in blocked {
-            w.wake();
-        }
-        batch
-    }
-
     /// Stops signalling and lets Node release the function (engine shutdown).
     pub fn close(&self) {
         if let Some(t) = self.inner.lock().tsfn.take() {
@@ -211,60 +199,30 @@ impl Queue {
 }
 
 /// Where the piece starting at `at` ends: after as many whole events (`kind: u8, id: u32,
-/// len: u32, payload`) as fit in `PIECE` bytes, and after at least one. `own` receives the
-/// payload ranges that go beside the piece (large DATA), which don't count towards its size.
-fn plan_piece(batch: &[u8], at: usize, own: &mut Vec<(usize, usize)>) -> usize {
-    own.clear();
-    let (mut end, mut size) = (at, 0);
+/// len: u32, payload`) as fit in `PIECE` bytes, and after at least one. Also how many DATA_OWN
+/// events it holds (their payloads go with it).
+fn plan_piece(batch: &[u8], at: usize) -> (usize, usize) {
+    let (mut end, mut owns) = (at, 0);
     while end + 9 <= batch.len() {
         let len = u32::from_le_bytes([batch[end + 5], batch[end + 6], batch[end + 7], batch[end + 8]]) as usize;
         let next = (end + 9 + len).min(batch.len());
-        let beside = batch[end] == events::DATA && len >= OWN_MIN && end + 9 + len <= batch.len();
-        let inline = if beside { 9 } else { next - end };
-        if end > at && size + inline > PIECE {
+        if end > at && next - at > PIECE {
             break;
         }
-        if beside {
-            own.push((end + 9, next));
-        }
-        size += inline;
+        owns += usize::from(batch[end] == events::DATA_OWN);
         end = next;
     }
     // A torn tail (never written by the engine) goes along rather than being lost.
-    if end + 9 > batch.len() { batch.len() } else { end }
+    (if end + 9 > batch.len() { batch.len() } else { end }, owns)
 }
 
-/// Copies `batch[at..]` into a new Buffer, leaving out the `own` payloads and marking their
-/// events DATA_OWN with no payload. None if V8 could not allocate it.
-unsafe fn copy_piece(env: sys::napi_env, batch: &[u8], at: usize, own: &[(usize, usize)]) -> Option<sys::napi_value> {
-    let size = batch.len() - at - own.iter().map(|(s, e)| e - s).sum::<usize>();
-    let (mut data, mut out) = (ptr::null_mut(), ptr::null_mut());
-    if unsafe { sys::napi_create_buffer(env, size, &mut data, &mut out) } != sys::Status::napi_ok || data.is_null() {
-        return None;
-    }
-    // SAFETY: napi_create_buffer gave `size` writable bytes at `data`, all written below.
-    let dst = unsafe { std::slice::from_raw_parts_mut(data.cast::<u8>(), size) };
-    let (mut from, mut o) = (at, 0);
-    for &(start, end) in own {
-        let seg = &batch[from..start];
-        dst[o..o + seg.len()].copy_from_slice(seg);
-        o += seg.len();
-        dst[o - 9] = events::DATA_OWN;
-        dst[o - 4..o].fill(0);
-        from = end;
-    }
-    dst[o..].copy_from_slice(&batch[from..]);
-    Some(out)
-}
-
-/// The `own` payloads as a JS array of Buffers, each its own allocation of exactly its size.
-unsafe fn own_buffers(env: sys::napi_env, batch: &[u8], own: &[(usize, usize)]) -> Option<sys::napi_value> {
+/// `own` as a JS array of Buffers, each its own allocation of exactly its size.
+unsafe fn own_buffers<B: std::ops::Deref<Target = [u8]>>(env: sys::napi_env, own: &[B]) -> Option<sys::napi_value> {
     let mut arr = ptr::null_mut();
     if unsafe { sys::napi_create_array_with_length(env, own.len(), &mut arr) } != sys::Status::napi_ok {
         return None;
     }
-    for (i, &(start, end)) in own.iter().enumerate() {
-        let bytes = &batch[start..end];
+    for (i, bytes) in own.iter().enumerate() {
         let mut buf = ptr::null_mut();
         unsafe {
             if sys::napi_create_buffer_copy(env, bytes.len(), bytes.as_ptr().cast(), ptr::null_mut(), &mut buf) != sys::Status::napi_ok {
@@ -318,12 +276,12 @@ mod tests {
         e
     }
 
-    /// Each piece as (bytes it covers in the batch, lengths of the payloads going beside it).
-    fn pieces(batch: &[u8]) -> Vec<(usize, Vec<usize>)> {
-        let (mut at, mut out, mut own) = (0, Vec::new(), Vec::new());
+    /// Each piece as (bytes it covers in the batch, DATA_OWN events in it).
+    fn pieces(batch: &[u8]) -> Vec<(usize, usize)> {
+        let (mut at, mut out) = (0, Vec::new());
         while at < batch.len() {
-            let end = plan_piece(batch, at, &mut own);
-            out.push((end - at, own.iter().map(|(s, e)| e - s).collect()));
+            let (end, owns) = plan_piece(batch, at);
+            out.push((end - at, owns));
             at = end;
         }
         out
@@ -332,31 +290,27 @@ mod tests {
     #[test]
     fn small_batches_go_whole_and_large_ones_split_at_event_boundaries() {
         let small: Vec<u8> = (0..10).flat_map(|_| event(1, 100)).collect();
-        assert_eq!(pieces(&small), vec![(small.len(), vec![])]);
-        // Large payloads of kinds other than DATA stay in the piece.
-        let big = [event(9, 65536), event(3, 2), event(9, 65536), event(9, 30_000), event(9, 30_000)].concat();
-        assert_eq!(pieces(&big), vec![(65545 + 11, vec![]), (65545 + 30_009, vec![]), (30_009, vec![])]);
+        assert_eq!(pieces(&small), vec![(small.len(), 0)]);
+        let big = [event(2, 65536), event(3, 2), event(2, 65536), event(2, 30_000), event(2, 30_000)].concat();
+        assert_eq!(pieces(&big), vec![(65545 + 11, 0), (65545 + 30_009, 0), (30_009, 0)]);
     }
 
     #[test]
-    fn large_data_goes_beside_its_piece_and_does_not_count_towards_it() {
-        let small_data = event(2, OWN_MIN - 1);
-        let batch = [event(1, 200), event(2, 65536), event(3, 2), event(2, 200_000), small_data.clone()].concat();
-        assert_eq!(pieces(&batch), vec![(batch.len(), vec![65536, 200_000])], "one call: head, body and end together");
-        // Many large bodies still go in one piece; inline events alone split pieces.
-        let many: Vec<u8> = (0..40).flat_map(|_| [event(1, 4000), event(2, 65536)].concat()).collect();
+    fn a_piece_takes_the_payloads_of_its_data_own_events() {
+        let response = [event(1, 200), event(events::DATA_OWN, 0), event(3, 2)].concat();
+        let batch: Vec<u8> = (0..3).flat_map(|_| response.clone()).collect();
+        assert_eq!(pieces(&batch), vec![(batch.len(), 3)]);
+        // Split by their packed bytes alone: 40 heads of 4 KB make two pieces, 40 payloads in all.
+        let many: Vec<u8> = (0..40).flat_map(|_| [event(1, 4000), event(events::DATA_OWN, 0)].concat()).collect();
         let split = pieces(&many);
-        assert!(split.len() == 2 && split[0].1.len() + split[1].1.len() == 40, "{:?}", split.iter().map(|p| p.1.len()).collect::<Vec<_>>());
+        assert_eq!(split.len(), 2);
+        assert_eq!(split[0].1 + split[1].1, 40);
     }
 
     #[test]
     fn a_torn_tail_is_kept_with_the_last_piece() {
         let mut b = event(1, 10);
         b.extend_from_slice(&[4, 0, 0]);
-        assert_eq!(pieces(&b), vec![(b.len(), vec![])]);
-        // A DATA cut short is not carried beside: its bytes stay where JS bounds-checks them.
-        let mut t = event(2, 40_000);
-        t.truncate(30_000);
-        assert_eq!(pieces(&t), vec![(30_000, vec![])]);
+        assert_eq!(pieces(&b), vec![(b.len(), 0)]);
     }
 }

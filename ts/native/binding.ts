@@ -70,7 +70,6 @@ export interface NativeEngine {
   createPool(cfg: PoolConfig): NativePool;
   ref(): void;
   unref(): void;
-  drain(): Buffer;
   write(id: number, chunk: Buffer): boolean;
   end(id: number): void;
   pause(id: number): void;

@@ -22,9 +22,9 @@
 //! - RETRY (request id): empty — the request went back to the queue after its connection failed
 //!   before any response byte arrived (JS calls `onRequestStart` again when it is re-sent).
 //!
-//! - DATA_OWN (request id): empty — DATA whose bytes come as a Buffer of their own next to the
-//!   batch, in order. The engine never writes it: the binding turns a large DATA into it when it
-//!   hands a batch to JS (`src/queue.rs`), so the body owns its memory.
+//! - DATA_OWN (request id): empty — DATA of `OWN_MIN` bytes or more, whose bytes travel beside the
+//!   packed events (`Batch::own`, in order) rather than copied into them; JS gets each as a Buffer
+//!   of its own (`src/queue.rs`), memory a body read whole can hand out as it is.
 //!
 //! - BRIDGE_OPEN (pool id): `bridge_id: u32` — a bridged pool needs a connection: JS calls the
 //!   user's `connect` function and answers with `bridgeAttach` or `bridgeFail` for that bridge id.
@@ -38,6 +38,7 @@
 //! in its low 15 bits, and no name bytes follow.
 //! An error record is `code: u16, errno_len: u16, errno (e.g. "ECONNREFUSED", may be empty), message`.
 use crate::codes::code_consts;
+use bytes::Bytes;
 use crate::error::ErrorCode;
 use crate::h1::{Head, HeaderBlock};
 use crate::header_names;
@@ -66,15 +67,87 @@ code_consts!(u8 {
     DATA_OWN = 18,
 });
 
-/// Appends events to a byte queue. Writes the header with a placeholder length and patches it,
+/// DATA payloads this large or larger travel beside the packed events (DATA_OWN).
+pub const OWN_MIN: usize = 16 * 1024;
+
+/// Events waiting for JS: the packed events, and the payloads of their DATA_OWN events in order.
+/// Large payloads are kept as the decoder cut them from the read buffer, so they are copied once,
+/// into JS memory, instead of into the queue first.
+#[derive(Default)]
+pub struct Batch {
+    pub bytes: Vec<u8>,
+    own: Vec<Bytes>,
+    own_len: usize,
+}
+
+impl Batch {
+    pub fn with_capacity(n: usize) -> Batch {
+        Batch { bytes: Vec::with_capacity(n), own: Vec::new(), own_len: 0 }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.bytes.is_empty()
+    }
+
+    /// Bytes held, packed and beside.
+    pub fn len(&self) -> usize {
+        self.bytes.len() + self.own_len
+    }
+
+    /// The DATA_OWN payloads, in event order.
+    pub fn own(&self) -> &[Bytes] {
+        &self.own
+    }
+
+    /// Empties the batch, keeping the packed vector's memory.
+    pub fn clear(&mut self) {
+        self.bytes.clear();
+        self.own.clear();
+        self.own_len = 0;
+    }
+
+    /// The events with every DATA_OWN payload packed back in as DATA (for readers that take one
+    /// buffer). Leaves the batch empty.
+    pub fn take_packed(&mut self) -> Vec<u8> {
+        let bytes = std::mem::take(&mut self.bytes);
+        if self.own.is_empty() {
+            return bytes;
+        }
+        let mut out = Vec::with_capacity(bytes.len() + self.own_len);
+        let mut own = self.own.drain(..);
+        let mut at = 0;
+        while at + 9 <= bytes.len() {
+            let len = u32::from_le_bytes([bytes[at + 5], bytes[at + 6], bytes[at + 7], bytes[at + 8]]) as usize;
+            let end = (at + 9 + len).min(bytes.len());
+            match (bytes[at] == DATA_OWN).then(|| own.next()).flatten() {
+                Some(payload) => {
+                    out.push(DATA);
+                    out.extend_from_slice(&bytes[at + 1..at + 5]);
+                    out.extend_from_slice(&(payload.len() as u32).to_le_bytes());
+                    out.extend_from_slice(&payload);
+                }
+                None => out.extend_from_slice(&bytes[at..end]),
+            }
+            at = end;
+        }
+        out.extend_from_slice(&bytes[at..]);
+        drop(own);
+        self.own_len = 0;
+        out
+    }
+}
+
+/// Appends events to a batch. Writes the header with a placeholder length and patches it,
 /// so payloads are written straight into the queue without an intermediate buffer.
 pub struct Writer<'a> {
     out: &'a mut Vec<u8>,
+    own: &'a mut Vec<Bytes>,
+    own_len: &'a mut usize,
 }
 
 impl<'a> Writer<'a> {
-    pub fn new(out: &'a mut Vec<u8>) -> Self {
-        Writer { out }
+    pub fn new(batch: &'a mut Batch) -> Self {
+        Writer { out: &mut batch.bytes, own: &mut batch.own, own_len: &mut batch.own_len }
     }
 
     fn begin(&mut self, kind: u8, id: u32, reserve: usize) -> usize {
@@ -131,9 +204,17 @@ impl<'a> Writer<'a> {
         self.finish(at);
     }
 
-    pub fn data(&mut self, id: u32, chunk: &[u8]) {
+    /// Body (or tunnel) bytes: packed in when small, beside the events (DATA_OWN) when large.
+    pub fn data(&mut self, id: u32, chunk: Bytes) {
+        if chunk.len() >= OWN_MIN {
+            let at = self.begin(DATA_OWN, id, 0);
+            self.finish(at);
+            *self.own_len += chunk.len();
+            self.own.push(chunk);
+            return;
+        }
         let at = self.begin(DATA, id, chunk.len());
-        self.out.extend_from_slice(chunk);
+        self.out.extend_from_slice(&chunk);
         self.finish(at);
     }
 
@@ -172,5 +253,42 @@ impl<'a> Writer<'a> {
     pub fn empty(&mut self, kind: u8, id: u32) {
         let at = self.begin(kind, id, 0);
         self.finish(at);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn kinds(packed: &[u8]) -> Vec<(u8, usize)> {
+        let (mut at, mut out) = (0, Vec::new());
+        while at + 9 <= packed.len() {
+            let len = u32::from_le_bytes([packed[at + 5], packed[at + 6], packed[at + 7], packed[at + 8]]) as usize;
+            out.push((packed[at], len));
+            at += 9 + len;
+        }
+        out
+    }
+
+    #[test]
+    fn large_data_travels_beside_the_events_and_packs_back_in_order() {
+        let mut batch = Batch::default();
+        let (small, big1, big2) = (Bytes::from(vec![1u8; 100]), Bytes::from(vec![2u8; OWN_MIN]), Bytes::from(vec![3u8; 70_000]));
+        {
+            let mut w = Writer::new(&mut batch);
+            w.data(7, big1.clone());
+            w.data(7, small.clone());
+            w.empty(BODY_DRAIN, 7);
+            w.data(8, big2.clone());
+        }
+        assert_eq!(kinds(&batch.bytes), vec![(DATA_OWN, 0), (DATA, 100), (BODY_DRAIN, 0), (DATA_OWN, 0)]);
+        assert_eq!(batch.own(), &[big1.clone(), big2.clone()]);
+        assert_eq!(batch.len(), batch.bytes.len() + OWN_MIN + 70_000);
+
+        let packed = batch.take_packed();
+        assert_eq!(kinds(&packed), vec![(DATA, OWN_MIN), (DATA, 100), (BODY_DRAIN, 0), (DATA, 70_000)]);
+        assert_eq!(&packed[9..9 + OWN_MIN], &big1[..]);
+        assert_eq!(&packed[packed.len() - 70_000..], &big2[..]);
+        assert!(batch.is_empty() && batch.own().is_empty() && batch.len() == 0);
     }
 }

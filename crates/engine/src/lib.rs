@@ -23,6 +23,7 @@ pub mod transport;
 pub mod ws;
 
 pub use engine::{Engine, EngineCounts};
+pub use events::Batch;
 pub use registry::EventSink;
 pub use error::ErrorCode;
 pub use pool::{DispatchError, Pool, PoolOptions, PoolStats};

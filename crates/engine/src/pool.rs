@@ -353,8 +353,8 @@ mod tests {
 
     struct NullSink;
     impl EventSink for NullSink {
-        fn write(&self, write: &mut dyn FnMut(&mut Vec<u8>)) -> bool {
-            write(&mut Vec::new());
+        fn write(&self, write: &mut dyn FnMut(&mut crate::events::Batch)) -> bool {
+            write(&mut Default::default());
             false
         }
         fn signal(&self) {}

@@ -3,7 +3,7 @@
 //! tasks. It depends on nothing above it, so pools, connections and transports can all use it.
 use crate::driver::task::{self, Tracked};
 use crate::driver::DriverCtx;
-use crate::events::Writer;
+use crate::events::{Batch, Writer};
 use crate::request::ReqCtl;
 use crate::transport::bridge::link::BridgeLink;
 use parking_lot::Mutex;
@@ -19,7 +19,7 @@ use tokio::sync::Notify;
 pub trait EventSink: Send + Sync + 'static {
     /// Runs `write` with the queue locked so a whole batch lands at once. Returns true when the
     /// queue went from empty to non-empty, i.e. JS needs a `signal`.
-    fn write(&self, write: &mut dyn FnMut(&mut Vec<u8>)) -> bool;
+    fn write(&self, write: &mut dyn FnMut(&mut Batch)) -> bool;
     /// Wakes the JS thread to take the queue.
     fn signal(&self);
     /// True while JS is further behind than the queue's high-water mark: connections then stop
@@ -99,7 +99,7 @@ impl Shared {
     }
 
     /// Appends events for JS; the signal to JS is deferred to the flusher.
-    pub(crate) fn write_events(&self, write: &mut dyn FnMut(&mut Vec<u8>)) {
+    pub(crate) fn write_events(&self, write: &mut dyn FnMut(&mut Batch)) {
         if self.sink.write(write) {
             self.flush.notify_one();
         }

@@ -4,7 +4,7 @@
 use ferro_engine::error::ErrorCode;
 use ferro_engine::events;
 use ferro_engine::transport::TlsOptions;
-use ferro_engine::{Engine, EventSink, PoolOptions, StreamLength, Target};
+use ferro_engine::{Batch, Engine, EventSink, PoolOptions, StreamLength, Target};
 use parking_lot::{Condvar, Mutex};
 use std::sync::Arc;
 use std::task::Waker;
@@ -19,10 +19,12 @@ struct Sink {
 }
 
 impl EventSink for Sink {
-    fn write(&self, write: &mut dyn FnMut(&mut Vec<u8>)) -> bool {
+    fn write(&self, write: &mut dyn FnMut(&mut Batch)) -> bool {
+        let mut batch = Batch::default();
+        write(&mut batch);
         let mut g = self.buf.lock();
         let was_empty = g.is_empty();
-        write(&mut g);
+        g.extend(batch.take_packed());
         self.cv.notify_all();
         was_empty && !g.is_empty()
     }

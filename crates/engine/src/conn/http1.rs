@@ -344,7 +344,7 @@ impl Http1 {
                         }
                     }
                     self.mark = Instant::now();
-                    w.data(id, &chunk);
+                    w.data(id, chunk);
                 }
                 Decoded::End { trailers } => {
                     w.end(id, trailers.as_ref());
@@ -366,8 +366,8 @@ impl Http1 {
                     self.pipe.no_reuse = true;
                     // Bytes the server sent right behind the head already belong to the tunnel.
                     if !self.bufs.rbuf.is_empty() {
-                        let rest = self.bufs.rbuf.split();
-                        w.data(id, &rest);
+                        let rest = self.bufs.rbuf.split().freeze();
+                        w.data(id, rest);
                     }
                     self.tunnel = Some(Tunnel::new(id, f.req.ctl.clone()));
                     return Ok(());

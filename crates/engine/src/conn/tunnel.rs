@@ -84,8 +84,8 @@ impl Tunnel {
                         progress = true;
                     }
                     Poll::Ready(Ok(_)) => {
-                        let data = bufs.rbuf.split();
-                        shared.emit(|w| w.data(id, &data));
+                        let data = bufs.rbuf.split().freeze();
+                        shared.emit(|w| w.data(id, data));
                         progress = true;
                     }
                     Poll::Ready(Err(e)) => return Poll::Ready(End::io(e)),

@@ -227,7 +227,7 @@ impl Stream {
                         return Some(self.error(ErrorCode::ResponseTooLarge, "Response content exceeded max size"));
                     }
                     let id = self.id;
-                    self.pool.shared().emit(|w| w.data(id, &chunk));
+                    self.pool.shared().emit(|w| w.data(id, chunk));
                     if self.timer_armed {
                         self.arm(self.body_timeout);
                     }
