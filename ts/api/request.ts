@@ -91,8 +91,11 @@ export class RequestHandler implements DispatchHandler, BodyReadableOptions {
   readonly onInfo: InfoCallback | null;
   readonly highWaterMark: number | undefined;
   readonly responseHeaders: unknown;
-  /** Handed out empty with the response; filled in place when the body ends. */
-  readonly trailers: Record<string, string> = {};
+  /**
+   * Handed out empty with the response; filled in place when the body ends. Made with the
+   * response, so a queued request does not carry it.
+   */
+  trailers: Record<string, string> | null = null;
 
   // Exactly one of callback / resolve is set until the response (or an error) is delivered.
   callback: AnyCallback | null;
@@ -115,8 +118,6 @@ export class RequestHandler implements DispatchHandler, BodyReadableOptions {
   signal: AbortSignalLike | null = null;
   emitterListener: (() => void) | null = null;
   requestBody: unknown;
-  /** Chunks reach the body and nothing else: a dispatcher may say they are ours alone. */
-  readonly [kSoleReader] = true;
 
   constructor(opts: RequestOptions<unknown>, callback: AnyCallback | null) {
     const { signal, method, opaque, body, onInfo, highWaterMark } = opts;
@@ -203,7 +204,7 @@ export class RequestHandler implements DispatchHandler, BodyReadableOptions {
       statusText: statusMessage ?? '',
       headers: responseHeaders(this.responseHeaders, controller, headers),
       body,
-      trailers: this.trailers,
+      trailers: (this.trailers = {}),
       opaque: this.opaque,
       context: this.context as object,
     };
@@ -240,7 +241,7 @@ export class RequestHandler implements DispatchHandler, BodyReadableOptions {
   onResponseEnd(_controller: DispatchController, trailers: IncomingHeaders): void {
     if (this.done) return;
     this.done = true;
-    if (trailers != null) {
+    if (trailers != null && this.trailers !== null) {
       const target = this.trailers as Record<string, string | string[]>;
       for (const key in trailers) {
         const value = trailers[key]!;
@@ -368,6 +369,10 @@ export class RequestHandler implements DispatchHandler, BodyReadableOptions {
     }
   }
 }
+
+// Chunks reach the body and nothing else: a dispatcher may say they are ours alone. On the
+// prototype, so no request carries it.
+Object.defineProperty(RequestHandler.prototype, kSoleReader, { value: true });
 
 function dispatchRequest(
   dispatcher: RequestDispatcher,
