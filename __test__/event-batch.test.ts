@@ -1,7 +1,7 @@
 // The packed event batch from the engine: one throwing listener must not lose the rest of the
 // batch for everyone else (a request whose END came after it would wait forever).
 import { describe, expect, it } from 'vitest';
-import { CONNECTED, END, decodeBatch, type PoolSink, type RequestSink } from '../ts/native/events.js';
+import { CONNECTED, DATA, DATA_OWN, END, decodeBatch, type PoolSink, type RequestSink } from '../ts/native/events.js';
 
 /** One packed event: kind u8, id u32 LE, payload length u32 LE, payload. */
 function event(kind: number, id: number, payload: Buffer = Buffer.alloc(0)): Buffer {
@@ -36,5 +36,23 @@ describe('decodeBatch', () => {
     } finally {
       for (const l of saved) process.on('uncaughtException', l);
     }
+  });
+
+  it('hands each DATA_OWN its payload from beside the batch, in order, and fails a request whose payload is missing', () => {
+    const seen: string[] = [];
+    const errors: string[] = [];
+    const sink = (id: number): RequestSink =>
+      ({
+        onEngineData: (chunk: Buffer) => seen.push(`${id}:${chunk.toString()}`),
+        onEngineError: (_code: number, _errno: string, message: string) => errors.push(`${id}:${message}`),
+      }) as unknown as RequestSink;
+    const requests = new Map([
+      [1, sink(1)],
+      [2, sink(2)],
+    ]);
+    const batch = Buffer.concat([event(DATA_OWN, 1), event(DATA, 2, Buffer.from('inline')), event(DATA_OWN, 2), event(DATA_OWN, 1)]);
+    decodeBatch(batch, [Buffer.from('first'), Buffer.from('second')], requests, new Map());
+    expect(seen).toEqual(['1:first', '2:inline', '2:second']);
+    expect(errors).toEqual(['1:a response body chunk could not be handed to JavaScript']);
   });
 });

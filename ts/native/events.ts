@@ -2,6 +2,7 @@
 // to the request or pool it belongs to. Header objects are built here, once, as strings.
 import type { IncomingHeaders } from '../core/types.js';
 import { binding } from './binding.js';
+import { ErrorCode } from './error-codes.js';
 
 export const HEAD = 1;
 export const DATA = 2;
@@ -163,7 +164,9 @@ export function decodeBatch(
     try {
       if (kind === DATA_OWN) {
         const chunk = own?.[next++];
+        // Missing only if JS memory could not be had for it: fail the request, never lose bytes.
         if (chunk !== undefined) requests.get(id)?.onEngineData(chunk);
+        else requests.get(id)?.onEngineError(ErrorCode.Internal, '', 'a response body chunk could not be handed to JavaScript');
         continue;
       }
       deliver(b, kind, id, start, end, requests, pools, bridges);
