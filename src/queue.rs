@@ -1,6 +1,6 @@
 //! The Rust → JS event path (DESIGN §2): engine threads append packed events to one queue; only
 //! the append that makes the queue non-empty signals the JS thread, through one long-lived
-//! threadsafe function; the JS callback receives everything queued as one Buffer.
+//! threadsafe function; the JS callback receives everything queued as Buffers (see `deliver`).
 use ferro_engine::{events, Batch, EventSink};
 use napi::sys;
 use parking_lot::Mutex;

@@ -44,9 +44,8 @@ impl Buffers {
         }
         let mut total = 0;
         loop {
-            let want = READ_CHUNK.max(self.last_burst + READ_CHUNK / 4).min(MAX_BURST);
-            if self.rbuf.capacity() - self.rbuf.len() < want.min(READ_CHUNK / 4).max(self.last_burst) {
-                self.rbuf.reserve(want);
+            if self.rbuf.capacity() - self.rbuf.len() < self.last_burst.max(READ_CHUNK / 4) {
+                self.rbuf.reserve(READ_CHUNK.max(self.last_burst + READ_CHUNK / 4).min(MAX_BURST));
             }
             let room = self.rbuf.capacity() - self.rbuf.len();
             let n = {
