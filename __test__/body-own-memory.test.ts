@@ -87,9 +87,10 @@ describe('large bodies from the engine', () => {
       client.dispatch({ path: '/', method: 'GET' }, handler);
     });
     expect(Buffer.concat(chunks).equals(payload)).toBe(true);
-    for (const c of chunks.filter((c) => c.length >= 16 * 1024)) {
-      expect([c.byteOffset, c.buffer.byteLength]).toEqual([0, c.length]);
-    }
+    // A loopback segment holds ~64 KiB, so at least one read brings 32 KiB of body or more.
+    const large = chunks.filter((c) => c.length >= 32 * 1024);
+    expect(large.length).toBeGreaterThan(0);
+    for (const c of large) expect([c.byteOffset, c.buffer.byteLength]).toEqual([0, c.length]);
   });
 
   it('read through request() are right, and a copy wherever an interceptor or a subscriber saw the chunks', async () => {
