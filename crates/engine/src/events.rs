@@ -38,10 +38,10 @@
 //! in its low 15 bits, and no name bytes follow.
 //! An error record is `code: u16, errno_len: u16, errno (e.g. "ECONNREFUSED", may be empty), message`.
 use crate::codes::code_consts;
-use bytes::Bytes;
 use crate::error::ErrorCode;
 use crate::h1::{Head, HeaderBlock};
 use crate::header_names;
+use bytes::Bytes;
 
 /// The top bit of a header list's `name_len`: the rest is an index into `header_names::KNOWN`.
 const KNOWN_NAME: u16 = 0x8000;
