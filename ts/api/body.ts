@@ -92,7 +92,6 @@ export class BodyReadable extends Readable {
   #web: ReadableStream<Uint8Array> | null = null;
   /** Every chunk so far came through `pushChunk` as the body's alone (see `#wholeBuffer`). */
   #exclusive = true;
-  #pushingExclusive = false;
 
   static {
     for (const name of ['on', 'addListener', 'prependListener'] as const) {
@@ -131,16 +130,15 @@ export class BodyReadable extends Readable {
    * memory rather than a copy.
    */
   pushChunk(chunk: Buffer, exclusive: boolean): boolean {
-    this.#pushingExclusive = exclusive;
-    try {
-      return this.push(chunk);
-    } finally {
-      this.#pushingExclusive = false;
-    }
+    const before = this.#exclusive;
+    const more = this.push(chunk);
+    this.#exclusive = before && exclusive;
+    return more;
   }
 
   override push(chunk: Buffer | Uint8Array | string | null, encoding?: BufferEncoding): boolean {
-    if (chunk !== null && !this.#pushingExclusive) this.#exclusive = false;
+    // Any chunk not vouched for by pushChunk (which restores the flag after) may be shared.
+    if (chunk !== null) this.#exclusive = false;
     if (chunk === null) {
       this.#complete = true;
       const consumer = this.#consumer;

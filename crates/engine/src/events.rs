@@ -107,36 +107,6 @@ impl Batch {
         self.own.clear();
         self.own_len = 0;
     }
-
-    /// The events with every DATA_OWN payload packed back in as DATA (for readers that take one
-    /// buffer). Leaves the batch empty.
-    pub fn take_packed(&mut self) -> Vec<u8> {
-        let bytes = std::mem::take(&mut self.bytes);
-        if self.own.is_empty() {
-            return bytes;
-        }
-        let mut out = Vec::with_capacity(bytes.len() + self.own_len);
-        let mut own = self.own.drain(..);
-        let mut at = 0;
-        while at + 9 <= bytes.len() {
-            let len = u32::from_le_bytes([bytes[at + 5], bytes[at + 6], bytes[at + 7], bytes[at + 8]]) as usize;
-            let end = (at + 9 + len).min(bytes.len());
-            match (bytes[at] == DATA_OWN).then(|| own.next()).flatten() {
-                Some(payload) => {
-                    out.push(DATA);
-                    out.extend_from_slice(&bytes[at + 1..at + 5]);
-                    out.extend_from_slice(&(payload.len() as u32).to_le_bytes());
-                    out.extend_from_slice(&payload);
-                }
-                None => out.extend_from_slice(&bytes[at..end]),
-            }
-            at = end;
-        }
-        out.extend_from_slice(&bytes[at..]);
-        drop(own);
-        self.own_len = 0;
-        out
-    }
 }
 
 /// Appends events to a batch. Writes the header with a placeholder length and patches it,
@@ -273,7 +243,7 @@ mod tests {
     }
 
     #[test]
-    fn large_data_travels_beside_the_events_and_packs_back_in_order() {
+    fn large_data_travels_beside_the_events_in_order() {
         let mut batch = Batch::default();
         let (small, big1, big2) = (Bytes::from(vec![1u8; 100]), Bytes::from(vec![2u8; OWN_MIN]), Bytes::from(vec![3u8; 70_000]));
         {
@@ -287,10 +257,7 @@ mod tests {
         assert_eq!(batch.own(), &[big1.clone(), big2.clone()]);
         assert_eq!(batch.len(), batch.bytes.len() + OWN_MIN + 70_000);
 
-        let packed = batch.take_packed();
-        assert_eq!(kinds(&packed), vec![(DATA, OWN_MIN), (DATA, 100), (BODY_DRAIN, 0), (DATA, 70_000)]);
-        assert_eq!(&packed[9..9 + OWN_MIN], &big1[..]);
-        assert_eq!(&packed[packed.len() - 70_000..], &big2[..]);
+        batch.clear();
         assert!(batch.is_empty() && batch.own().is_empty() && batch.len() == 0);
     }
 }

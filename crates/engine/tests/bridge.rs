@@ -10,6 +10,26 @@ use std::sync::Arc;
 use std::task::Waker;
 use std::time::{Duration, Instant};
 
+/// The batch as one buffer of events, each DATA_OWN turned back into DATA with its payload.
+fn packed(batch: &Batch) -> Vec<u8> {
+    let (bytes, mut own) = (&batch.bytes, batch.own().iter());
+    let (mut out, mut at) = (Vec::new(), 0);
+    while at + 9 <= bytes.len() {
+        let len = u32::from_le_bytes(bytes[at + 5..at + 9].try_into().unwrap()) as usize;
+        match (bytes[at] == events::DATA_OWN).then(|| own.next()).flatten() {
+            Some(payload) => {
+                out.push(events::DATA);
+                out.extend_from_slice(&bytes[at + 1..at + 5]);
+                out.extend_from_slice(&(payload.len() as u32).to_le_bytes());
+                out.extend_from_slice(payload);
+            }
+            None => out.extend_from_slice(&bytes[at..at + 9 + len]),
+        }
+        at += 9 + len;
+    }
+    out
+}
+
 #[derive(Default)]
 struct Sink {
     buf: Mutex<Vec<u8>>,
@@ -24,7 +44,7 @@ impl EventSink for Sink {
         write(&mut batch);
         let mut g = self.buf.lock();
         let was_empty = g.is_empty();
-        g.extend(batch.take_packed());
+        g.extend(packed(&batch));
         self.cv.notify_all();
         was_empty && !g.is_empty()
     }
