@@ -16,12 +16,9 @@ export { mockErrors } from './mock/mock-errors.js';
 export type { Interceptable, MockInterceptor, MockScope } from './mock/mock-interceptor.js';
 export { fetch, type FetchInit } from './fetch/fetch.js';
 export { installGlobalFetch } from './fetch/global-fetch.js';
-// Node's own WHATWG classes, exported under the names undici uses for its copies.
-export const { Request, Response, Headers, FormData } = globalThis;
-export type Request = globalThis.Request;
-export type Response = globalThis.Response;
-export type Headers = globalThis.Headers;
-export type FormData = globalThis.FormData;
+// Node's own WHATWG classes, exported under the names undici uses for its copies (looked up on
+// first use, so that importing ferro does not load Node's fetch).
+export { Request, Response, Headers, FormData } from './fetch/whatwg-classes.js';
 export type { ConnectOptions, ConnectData, UpgradeOptions, UpgradeData } from './api/tunnel.js';
 export { setGlobalDispatcher, getGlobalDispatcher } from './dispatcher/global.js';
 export { Dispatcher1Wrapper } from './dispatcher/dispatcher1-wrapper.js';

@@ -7,7 +7,7 @@ import type { DispatchOptions } from '../core/types.js';
 import { kDebugScope, type ScopedOptions } from '../core/diagnostics.js';
 import { createDecoders } from './content-decoding.js';
 import { abortReason, FetchHandler, fetchFailed, headerValue } from './fetch-handler.js';
-import { FetchResponse } from './fetch-response.js';
+import { newFetchResponse } from './fetch-response.js';
 
 /** RequestInit plus the dispatcher to send through. */
 export interface FetchInit extends RequestInit {
@@ -87,8 +87,11 @@ interface Outgoing {
 }
 
 const SIMPLE_INIT_KEYS = new Set(['dispatcher', 'method', 'headers', 'signal']);
-/** DEFAULT_HEADERS as Headers iteration lists them (sorted), for requests that set none. */
-const DEFAULT_FLAT = [...new Headers(DEFAULT_HEADERS)].flat();
+/**
+ * DEFAULT_HEADERS as Headers iteration lists them (sorted by name), for requests that set none.
+ * Sorted here rather than by a Headers object: naming Headers at import loads Node's fetch.
+ */
+const DEFAULT_FLAT = [...DEFAULT_HEADERS].sort(([a], [b]) => (a < b ? -1 : 1)).flat();
 
 /**
  * A GET or HEAD of an absolute http(s) URL with at most headers and a signal: everything a Request
@@ -195,7 +198,7 @@ export async function fetch(input: string | URL | Request, init?: FetchInit): Pr
       if (noBody) handler.discard();
       const decoders = noBody || method === 'HEAD' ? [] : createDecoders(headerValue(head.headers, 'content-encoding'));
       const href = url.hash === '' ? url.href : url.href.replace(/#.*$/, '');
-      return new FetchResponse(
+      return newFetchResponse(
         noBody ? null : handler.attachBody(decoders),
         { status: head.status, statusText: head.statusText },
         head.headers,
