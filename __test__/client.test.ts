@@ -344,6 +344,23 @@ describe('close and destroy', () => {
     await client.destroy();
     await expect(pending).rejects.toBeInstanceOf(errors.ClientDestroyedError);
   });
+
+  it("destroy fails its own running and queued requests, and no other dispatcher's", async () => {
+    const answers: (() => void)[] = [];
+    const srv = await serve((_req, res) => answers.push(() => res.end('b')));
+    const a = new Pool(srv.origin, { connections: 1 });
+    const b = track(new Pool(srv.origin, { connections: 1 }));
+    const ofA = [0, 1, 2].map(() => a.request({ path: '/a', method: 'GET' }));
+    const ofB = b.request({ path: '/b', method: 'GET' });
+    // One of A's is on the wire, two wait in its queue; B's is on the wire too.
+    while (answers.length < 2) await once(srv.server, 'request');
+    expect(a.stats).toMatchObject({ size: 3 });
+    await a.destroy();
+    for (const p of ofA) await expect(p).rejects.toBeInstanceOf(errors.ClientDestroyedError);
+    for (const answer of answers) answer();
+    const { body } = await ofB;
+    expect(await body.text()).toBe('b');
+  });
 });
 
 describe('connection errors, events and busy', () => {

@@ -113,11 +113,15 @@ export class BodyReadable extends Readable {
     });
   }
 
-  constructor(opts: BodyReadableOptions) {
+  /**
+   * `contentType` / `contentLength` override the options' own: request() passes its response's
+   * here rather than keep them on a handler that lives as long as the request.
+   */
+  constructor(opts: BodyReadableOptions, contentType = opts.contentType, contentLength = opts.contentLength) {
     super({ highWaterMark: opts.highWaterMark ?? DEFAULT_HIGH_WATER_MARK });
     this.#src = opts;
-    this.#contentType = opts.contentType ?? '';
-    const len = opts.contentLength;
+    this.#contentType = contentType ?? '';
+    const len = contentLength;
     this.#contentLength = typeof len === 'number' && Number.isFinite(len) ? len : null;
   }
 

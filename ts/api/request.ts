@@ -111,10 +111,6 @@ export class RequestHandler implements DispatchHandler, BodyReadableOptions {
   /** The dispatcher has reported the final outcome (end or error). */
   done = false;
 
-  // BodyReadableOptions, filled per response just before the body is built.
-  contentType: string | undefined = undefined;
-  contentLength: number | null = null;
-
   signal: AbortSignalLike | null = null;
   emitterListener: (() => void) | null = null;
   requestBody: unknown;
@@ -193,10 +189,11 @@ export class RequestHandler implements DispatchHandler, BodyReadableOptions {
 
     const contentType = headers['content-type'];
     const contentLength = headers['content-length'];
-    this.contentType = typeof contentType === 'string' ? contentType : undefined;
-    this.contentLength =
-      this.method !== 'HEAD' && typeof contentLength === 'string' ? Number(contentLength) : null;
-    const body = new BodyReadable(this);
+    const body = new BodyReadable(
+      this,
+      typeof contentType === 'string' ? contentType : undefined,
+      this.method !== 'HEAD' && typeof contentLength === 'string' ? Number(contentLength) : null,
+    );
     this.body = body;
 
     const data: AnyResponseData = {

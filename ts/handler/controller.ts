@@ -19,14 +19,19 @@ export function chunkIsExclusive(controller: DispatchController): boolean {
   return (controller as { chunksExclusive?: boolean }).chunksExclusive === true;
 }
 
+const PAUSED = 1;
+const ABORTED = 2;
+const DONE = 4;
+
 export abstract class RequestController implements DispatchController {
   readonly handler: DispatchHandler;
   readonly context: object;
-  #paused = false;
-  #aborted = false;
+  /**
+   * PAUSED | ABORTED | DONE (settled: completed, failed or aborted; nothing more reaches the
+   * handler). Bits of one field rather than three: every request in flight or queued carries it.
+   */
+  #state = 0;
   #reason: Error | null = null;
-  /** Settled: completed, failed or aborted; nothing more reaches the handler. */
-  #done = false;
 
   /** `context`: what onRequestStart receives (requests sharing one answer share it). */
   constructor(handler: DispatchHandler, context: object = {}) {
@@ -35,38 +40,38 @@ export abstract class RequestController implements DispatchController {
   }
 
   get aborted(): boolean {
-    return this.#aborted;
+    return (this.#state & ABORTED) !== 0;
   }
   get paused(): boolean {
-    return this.#paused;
+    return (this.#state & PAUSED) !== 0;
   }
   get reason(): Error | null {
     return this.#reason;
   }
   get done(): boolean {
-    return this.#done;
+    return (this.#state & DONE) !== 0;
   }
   abstract get rawHeaders(): Buffer[] | null;
   abstract get rawTrailers(): Buffer[] | null;
 
   abort(reason: Error): void {
-    if (this.#done) return;
-    this.#aborted = true;
+    if (this.done) return;
+    this.#state |= ABORTED;
     this.#reason = reason ?? new RequestAbortedError();
     this.onAbort();
     this.fail(this.#reason);
   }
 
   pause(): void {
-    if (this.#paused || this.#done) return;
-    this.#paused = true;
+    if ((this.#state & (PAUSED | DONE)) !== 0) return;
+    this.#state |= PAUSED;
     this.onPause();
   }
 
   resume(): void {
-    if (!this.#paused) return;
-    this.#paused = false;
-    if (!this.#done) this.onResume();
+    if (!this.paused) return;
+    this.#state &= ~PAUSED;
+    if (!this.done) this.onResume();
   }
 
   /** Runs onRequestStart; a throw aborts the request with that error. */
@@ -76,15 +81,17 @@ export abstract class RequestController implements DispatchController {
 
   /** Settles with an error (destroy, abort, a failure underneath); the handler hears it once. */
   fail(err: Error): void {
-    if (this.#done) return;
+    if (this.done) return;
     this.onFail(err);
-    this.#settle(err);
+    this.#state |= DONE;
+    this.onSettled(err);
     this.report(err);
   }
 
   /** The response is complete: settles, then onResponseEnd. */
   protected end(trailers: IncomingHeaders): void {
-    this.#settle(null);
+    this.#state |= DONE;
+    this.onSettled(null);
     try {
       this.handler.onResponseEnd?.(this, trailers);
     } catch (err) {
@@ -95,12 +102,8 @@ export abstract class RequestController implements DispatchController {
 
   /** Settles without a word to the handler (the request became a tunnel its handler now owns). */
   protected detach(): void {
-    this.#settle(null);
-  }
-
-  #settle(err: Error | null): void {
-    this.#done = true;
-    this.onSettled(err);
+    this.#state |= DONE;
+    this.onSettled(null);
   }
 
   /** Runs a handler hook; a throw aborts the request with it (undici's rule). False: it threw. */

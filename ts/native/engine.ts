@@ -158,6 +158,11 @@ export function routeRequest(id: number, sink: RequestSink): void {
   if (requests.has(id)) requests.set(id, sink);
 }
 
+/** Every open request's sink (an upgraded request's is its socket). */
+export function openSinks(): IterableIterator<RequestSink> {
+  return requests.values();
+}
+
 export function closeRequest(id: number): void {
   if (!requests.delete(id)) return;
   const e = entryOf(id);

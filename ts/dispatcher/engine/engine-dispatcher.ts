@@ -2,7 +2,7 @@
 // each request (core/request.ts) and hands it to the engine in one synchronous call; this class
 // keeps the requests in flight for busy / drain, close and destroy. Options: pool-options.ts;
 // connection events: pool-events.ts.
-import { createPool, engineKind, forgetPool, scheduleFlush, type EngineKind } from '../../native/engine.js';
+import { createPool, engineKind, forgetPool, openSinks, scheduleFlush, type EngineKind } from '../../native/engine.js';
 import type { NativePool } from '../../native/binding.js';
 import { RequestFlag } from '../../native/events.js';
 import { ClientDestroyedError, RequestContentLengthMismatchError } from '../../core/errors.js';
@@ -34,7 +34,11 @@ export class EngineDispatcher extends DispatcherBase implements RequestOwner {
   readonly #headersTimeout: number;
   readonly #bodyTimeout: number;
   readonly #strictContentLength: boolean;
-  readonly #requests = new Set<EngineRequest>();
+  /**
+   * Requests dispatched here and not yet settled. A count, not a set: the engine's registry
+   * (native/engine.ts) already holds each one, and destroy() finds them there.
+   */
+  #open = 0;
   #needDrain = false;
   /** The engine pool was told to close (it finishes what it has). */
   #closing = false;
@@ -71,7 +75,7 @@ export class EngineDispatcher extends DispatcherBase implements RequestOwner {
     if (this.destroyed) return emptyStats();
     const { connected, free, queued } = this.#native.stats();
     // The engine knows what is queued; everything else this dispatcher still owns is in flight.
-    const size = this.#requests.size;
+    const size = this.#open;
     const pending = Math.min(queued, size);
     return { connected, free, pending, queued: pending, running: size - pending, size };
   }
@@ -88,7 +92,7 @@ export class EngineDispatcher extends DispatcherBase implements RequestOwner {
       return false;
     }
     const req = new EngineRequest(this, driven);
-    this.#requests.add(req);
+    this.#open++;
     try {
       const refused = this.refusal(opts);
       if (refused !== null) throw refused;
@@ -100,7 +104,7 @@ export class EngineDispatcher extends DispatcherBase implements RequestOwner {
       req.fail(err as Error);
       return false;
     }
-    if (this.#requests.size >= this.#capacity) {
+    if (this.#open >= this.#capacity) {
       this.#needDrain = true;
       return false;
     }
@@ -164,9 +168,8 @@ export class EngineDispatcher extends DispatcherBase implements RequestOwner {
     return true;
   }
 
-  requestDone(req: EngineRequest): void {
-    this.#requests.delete(req);
-    const size = this.#requests.size;
+  requestDone(): void {
+    const size = --this.#open;
     if (this.#needDrain && size < this.#capacity) {
       this.#needDrain = false;
       queueMicrotask(() => this.emit('drain', this.#origin, [this]));
@@ -196,7 +199,7 @@ export class EngineDispatcher extends DispatcherBase implements RequestOwner {
         this.#closing = true;
         this.#native.close();
       }
-      if (this.#requests.size === 0) queueMicrotask(() => this.#finishClose());
+      if (this.#open === 0) queueMicrotask(() => this.#finishClose());
     });
   }
 
@@ -205,7 +208,8 @@ export class EngineDispatcher extends DispatcherBase implements RequestOwner {
     return new Promise<void>((resolve) => {
       if (this.#released) return queueMicrotask(resolve);
       this.#release();
-      const pending = [...this.#requests];
+      const pending: EngineRequest[] = [];
+      for (const sink of openSinks()) if (sink instanceof EngineRequest && sink.ownedBy(this)) pending.push(sink);
       // Requests fail asynchronously (spec: destroy aborts pending and running requests asynchronously).
       queueMicrotask(() => {
         for (const r of pending) r.fail(err);

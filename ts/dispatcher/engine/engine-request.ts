@@ -10,10 +10,20 @@ import { kSoleReader, RequestController } from '../../handler/controller.js';
 import { EngineSocket } from './engine-socket.js';
 
 export interface RequestOwner {
-  requestDone(req: EngineRequest): void;
+  /** Called once, when the request settles. */
+  requestDone(): void;
   /** The engine driver the request runs on. */
   readonly engine: EngineKind;
 }
+
+/** The engine routes this id's events to a socket now: it closes the route itself. */
+const TUNNELLED = 1;
+/** The whole request is with the engine (buffered, or a streamed body's end). */
+const BODY_COMPLETE = 2;
+/** onBodySent / onRequestSent have been called. */
+const SENT_REPORTED = 4;
+/** The handler is the chunks' last stop (handler/controller.ts, `kSoleReader`). */
+const SOLE_READER = 8;
 
 const toBuffers = (raw: string[] | null): Buffer[] | null => (raw === null ? null : raw.map((s) => Buffer.from(s)));
 
@@ -22,25 +32,23 @@ export class EngineRequest extends RequestController implements RequestSink {
   #owner: RequestOwner;
   #rawHeaders: string[] | null = null;
   #rawTrailers: string[] | null = null;
-  /** The engine now routes this id's events to a socket: it closes the route itself. */
-  #tunnelled = false;
   #drainWaiter: (() => void) | null = null;
   /** Set when diagnostics channels / NODE_DEBUG watch this request (core/diagnostics.ts). */
   trace: DiagnosticsRequest | null = null;
   /** A buffered body, reported to onBodySent once the request is known to be sent. */
   sentBody: Buffer | null = null;
-  /** The whole request is with the engine (buffered, or a streamed body's end). */
-  #bodyComplete = false;
-  #sentReported = false;
   /** Called once when the request settles (the body pump releases its source); the error if it failed. */
   onSettle: ((err: Error | null) => void) | null = null;
-  /** The handler is the chunks' last stop (handler/controller.ts, `kSoleReader`). */
-  readonly #soleReader: boolean;
+  /**
+   * TUNNELLED | BODY_COMPLETE | SENT_REPORTED | SOLE_READER, one field for what would be four:
+   * every request in flight or queued carries it.
+   */
+  #flags: number;
 
   constructor(owner: RequestOwner, handler: DispatchHandler) {
     super(handler);
     this.#owner = owner;
-    this.#soleReader = (handler as { [kSoleReader]?: boolean })[kSoleReader] === true;
+    this.#flags = (handler as { [kSoleReader]?: boolean })[kSoleReader] === true ? SOLE_READER : 0;
     this.id = openRequest(this, owner.engine);
   }
 
@@ -49,7 +57,11 @@ export class EngineRequest extends RequestController implements RequestSink {
    * too, so a handler that keeps chunks to itself may give their memory away.
    */
   get chunksExclusive(): boolean {
-    return this.#soleReader && this.trace === null;
+    return (this.#flags & SOLE_READER) !== 0 && this.trace === null;
+  }
+
+  ownedBy(owner: RequestOwner): boolean {
+    return this.#owner === owner;
   }
 
   get rawHeaders(): Buffer[] | null {
@@ -81,8 +93,8 @@ export class EngineRequest extends RequestController implements RequestSink {
   }
 
   protected onSettled(err: Error | null): void {
-    if (!this.#tunnelled) closeRequest(this.id);
-    this.#owner.requestDone(this);
+    if ((this.#flags & TUNNELLED) === 0) closeRequest(this.id);
+    this.#owner.requestDone();
     const waiter = this.#drainWaiter;
     this.#drainWaiter = null;
     waiter?.();
@@ -100,7 +112,7 @@ export class EngineRequest extends RequestController implements RequestSink {
   }
 
   endBody(): void {
-    this.#bodyComplete = true;
+    this.#flags |= BODY_COMPLETE;
     control.end(this.id);
     if (this.trace !== null) this.trace.bodyEnded();
   }
@@ -108,20 +120,21 @@ export class EngineRequest extends RequestController implements RequestSink {
   /** The request was handed over whole (no body, or a buffered one). */
   bodyComplete(body: Buffer | null): void {
     this.sentBody = body !== null && body.length > 0 ? body : null;
-    this.#bodyComplete = true;
+    this.#flags |= BODY_COMPLETE;
   }
 
   /**
    * A response has begun, so the request was sent: onBodySent (buffered bodies) and
    * onRequestSent, once, then onResponseStarted for each response head. False: a hook threw.
+   * (TypeScript-private, not `#`: a `#` method costs each instance a slot.)
    */
-  #responseBegins(): boolean {
-    if (!this.#sentReported) {
-      this.#sentReported = true;
+  private responseBegins(): boolean {
+    if ((this.#flags & SENT_REPORTED) === 0) {
+      this.#flags |= SENT_REPORTED;
       const body = this.sentBody;
       this.sentBody = null;
       if (body !== null && !this.call(() => this.handler.onBodySent?.(body))) return false;
-      if (this.#bodyComplete && !this.call(() => this.handler.onRequestSent?.())) return false;
+      if ((this.#flags & BODY_COMPLETE) !== 0 && !this.call(() => this.handler.onRequestSent?.())) return false;
     }
     return this.call(() => this.handler.onResponseStarted?.());
   }
@@ -141,12 +154,12 @@ export class EngineRequest extends RequestController implements RequestSink {
   }
 
   onEngineUpgrade(status: number, _reason: string, headers: IncomingHeaders, raw: string[], addrs: string): void {
-    if (this.done || !this.#responseBegins()) return;
+    if (this.done || !this.responseBegins()) return;
     this.#rawHeaders = raw;
     const socket = new EngineSocket(this.id, addrs);
     // The request is complete for its dispatcher; the engine routes the tunnel's bytes to the socket.
     routeRequest(this.id, socket);
-    this.#tunnelled = true;
+    this.#flags |= TUNNELLED;
     this.detach();
     if (typeof this.handler.onRequestUpgrade !== 'function') {
       socket.destroy();
@@ -160,7 +173,7 @@ export class EngineRequest extends RequestController implements RequestSink {
   }
 
   onEngineHead(status: number, reason: string, headers: IncomingHeaders, raw: string[]): void {
-    if (this.done || !this.#responseBegins()) return;
+    if (this.done || !this.responseBegins()) return;
     this.#rawHeaders = raw;
     if (this.trace !== null && status >= 200) this.trace.responseHeaders(status, reason, raw);
     this.call(() => this.handler.onResponseStart?.(this, status, headers, reason));
