@@ -252,6 +252,14 @@ impl ConnOwner for Pool {
         }
         if took {
             st.waiting.retain(|(id, _)| *id != conn);
+            // Full before the queue ran out: a flush wakes one connection per `pipelining`
+            // requests, counting on room this one did not have. Pass the wake on, or the rest
+            // would wait for this connection's next response while another sits idle.
+            if !st.queue.is_empty() {
+                if let Some((_, w)) = st.waiting.pop() {
+                    w.wake();
+                }
+            }
         }
     }
 
@@ -482,6 +490,24 @@ mod tests {
         let st = p.state.lock();
         let q: Vec<(u32, u8)> = st.queue.iter().map(|r| (r.id, r.retries)).collect();
         assert_eq!(q, vec![(1, 1), (2, 1), (3, 0)]);
+    }
+
+    #[tokio::test]
+    async fn a_connection_full_before_the_queue_ran_out_passes_the_wake_on() {
+        let p = pool();
+        for id in 1..=3 {
+            queue(&p, id, flags::IDEMPOTENT);
+        }
+        let (a, b) = (Arc::new(Wakes::default()), Arc::new(Wakes::default()));
+        p.state.lock().waiting.push((2, Waker::from(b.clone())));
+        assert_eq!(take(&p, 1, &a, 1, |_| true), vec![1]);
+        assert_eq!(b.0.load(Ordering::SeqCst), 1, "the waiting connection is woken for the rest");
+        assert_eq!(take(&p, 2, &b, 8, |_| true), vec![2, 3]);
+        // Room for exactly what was queued: nobody else is woken.
+        queue(&p, 4, flags::IDEMPOTENT);
+        p.state.lock().waiting.push((3, Waker::from(a.clone())));
+        assert_eq!(take(&p, 2, &b, 1, |_| true), vec![4]);
+        assert_eq!(a.0.load(Ordering::SeqCst), 0);
     }
 
     #[tokio::test]
