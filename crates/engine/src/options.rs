@@ -29,3 +29,26 @@ pub struct PoolOptions {
     /// Settings for sessions where ALPN chose h2.
     pub h2: crate::h2::options::H2Options,
 }
+
+impl PoolOptions {
+    /// One connection to `target`, no pipelining or TLS, undici's keep-alive timings and a 16 KiB
+    /// header limit: what the engine's own tests start from (the binding sets every field).
+    pub fn basic(target: Target) -> PoolOptions {
+        PoolOptions {
+            target,
+            tls: None,
+            connections: 1,
+            pipelining: 1,
+            connect_timeout: None,
+            keep_alive_timeout: Duration::from_secs(4),
+            keep_alive_max_timeout: Duration::from_secs(600),
+            keep_alive_timeout_threshold: Duration::from_secs(2),
+            max_header_size: 16384,
+            max_response_size: None,
+            max_requests_per_connection: 0,
+            bridged: false,
+            tcp_keep_alive: None,
+            h2: Default::default(),
+        }
+    }
+}

@@ -352,6 +352,19 @@ impl ConnOwner for Pool {
 }
 
 #[cfg(test)]
+impl Pool {
+    /// A pool of one connection (to a port nothing listens on) whose events go to `sink`, with
+    /// that connection counted as started: tests play the connection, or run one by hand.
+    pub(crate) fn for_test(sink: Arc<dyn crate::registry::EventSink>) -> Arc<Pool> {
+        let shared = Shared::new(tokio::runtime::Handle::current(), sink, None);
+        let opts = PoolOptions::basic(crate::transport::Target::Tcp { host: "127.0.0.1".into(), port: 9 });
+        let pool = Pool::new(1, opts, shared);
+        pool.state.lock().live = 1;
+        pool
+    }
+}
+
+#[cfg(test)]
 mod tests {
     use super::*;
     use crate::registry::EventSink;
@@ -399,24 +412,7 @@ mod tests {
     }
 
     fn pool() -> Arc<Pool> {
-        let shared = Shared::new(tokio::runtime::Handle::current(), Arc::new(NullSink), None);
-        let opts = PoolOptions {
-            target: crate::transport::Target::Tcp { host: "127.0.0.1".into(), port: 9 },
-            tls: None,
-            connections: 1,
-            pipelining: 1,
-            connect_timeout: None,
-            keep_alive_timeout: Duration::from_secs(4),
-            keep_alive_max_timeout: Duration::from_secs(600),
-            keep_alive_timeout_threshold: Duration::from_secs(2),
-            max_header_size: 16384,
-            max_response_size: None,
-            max_requests_per_connection: 0,
-            bridged: false,
-            tcp_keep_alive: None,
-            h2: Default::default(),
-        };
-        Pool::new(1, opts, shared)
+        Pool::for_test(Arc::new(NullSink))
     }
 
     fn queue(p: &Arc<Pool>, id: u32, f: u32) {

@@ -115,20 +115,10 @@ fn setup_tls(connect_timeout: Option<Duration>, tls: Option<&str>) -> (Engine, A
     let pool = engine.create_pool(
         7,
         PoolOptions {
-            target: Target::Tcp { host: "example.test".into(), port: 80 },
             tls,
-            connections: 1,
-            pipelining: 1,
             connect_timeout,
-            keep_alive_timeout: Duration::from_secs(4),
-            keep_alive_max_timeout: Duration::from_secs(600),
-            keep_alive_timeout_threshold: Duration::from_secs(2),
-            max_header_size: 16384,
-            max_response_size: None,
-            max_requests_per_connection: 0,
             bridged: true,
-            tcp_keep_alive: None,
-            h2: Default::default(),
+            ..PoolOptions::basic(Target::Tcp { host: "example.test".into(), port: 80 })
         },
     );
     (engine, sink, pool)
