@@ -5,6 +5,8 @@ pub mod options;
 mod request;
 mod response;
 pub mod session;
+#[cfg(test)]
+mod session_tests;
 mod stream;
 
 pub use options::H2Options;
