@@ -1,7 +1,7 @@
 // Serving a stored response: its body (in whatever form the store gave it) gathered into one
 // Buffer, then delivered through the handler by a replay controller that honours pause, resume
 // and abort, exactly as a live response arrives.
-import { STATUS_CODES } from 'node:http';
+import { STATUS_CODES } from '../core/status-codes.js';
 import { toRawHeaders } from '../handler/legacy-handler.js';
 import { MockReplay } from '../mock/mock-dispatch.js';
 import type { DispatchController, DispatchHandler, IncomingHeaders } from '../core/types.js';

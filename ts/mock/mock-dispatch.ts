@@ -1,7 +1,7 @@
 // Replaying a mocked response through a dispatch handler exactly as a live one arrives:
 // onRequestStart, then (after any delay) onResponseStart, onResponseData per chunk and
 // onResponseEnd, driven by a controller that honours pause, resume and abort.
-import { STATUS_CODES } from 'node:http';
+import { STATUS_CODES } from '../core/status-codes.js';
 import { InvalidArgumentError } from '../core/errors.js';
 import type { DispatchHandler, IncomingHeaders } from '../core/types.js';
 import { RequestController } from '../handler/controller.js';

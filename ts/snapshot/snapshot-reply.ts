@@ -1,6 +1,6 @@
 // A recorded response as the reply a MockReplay delivers: headers and trailers by lower-case name
 // with their raw [name, value, ...] lists, and the body decoded from base64.
-import { STATUS_CODES } from 'node:http';
+import { STATUS_CODES } from '../core/status-codes.js';
 import type { IncomingHeaders } from '../core/types.js';
 import type { MockReply } from '../mock/mock-dispatch.js';
 import type { SnapshotHeaders, SnapshotResponse } from './snapshot-format.js';
