@@ -121,8 +121,7 @@ export class BodyReadable extends Readable {
     super({ highWaterMark: opts.highWaterMark ?? DEFAULT_HIGH_WATER_MARK });
     this.#src = opts;
     this.#contentType = contentType ?? '';
-    const len = contentLength;
-    this.#contentLength = typeof len === 'number' && Number.isFinite(len) ? len : null;
+    this.#contentLength = typeof contentLength === 'number' && Number.isFinite(contentLength) ? contentLength : null;
   }
 
   override _read(): void {

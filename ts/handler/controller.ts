@@ -83,15 +83,13 @@ export abstract class RequestController implements DispatchController {
   fail(err: Error): void {
     if (this.done) return;
     this.onFail(err);
-    this.#state |= DONE;
-    this.onSettled(err);
+    this.settle(err);
     this.report(err);
   }
 
   /** The response is complete: settles, then onResponseEnd. */
   protected end(trailers: IncomingHeaders): void {
-    this.#state |= DONE;
-    this.onSettled(null);
+    this.settle(null);
     try {
       this.handler.onResponseEnd?.(this, trailers);
     } catch (err) {
@@ -102,8 +100,13 @@ export abstract class RequestController implements DispatchController {
 
   /** Settles without a word to the handler (the request became a tunnel its handler now owns). */
   protected detach(): void {
+    this.settle(null);
+  }
+
+  /** (TypeScript-private, not `#`: a `#` method costs each instance a slot.) */
+  private settle(err: Error | null): void {
     this.#state |= DONE;
-    this.onSettled(null);
+    this.onSettled(err);
   }
 
   /** Runs a handler hook; a throw aborts the request with it (undici's rule). False: it threw. */

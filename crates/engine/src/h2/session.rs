@@ -290,4 +290,3 @@ impl Taker for TakeOne {
         self.0 = Some(req);
     }
 }
-

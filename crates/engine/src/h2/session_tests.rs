@@ -15,9 +15,9 @@ use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 
-/// Records every event as (kind, id, payload).
+/// Records every event as (kind, id, payload), and says when one arrives.
 #[derive(Default)]
-struct Events(Mutex<Vec<(u8, u32, Vec<u8>)>>);
+struct Events(Mutex<Vec<(u8, u32, Vec<u8>)>>, tokio::sync::Notify);
 impl EventSink for Events {
     fn write(&self, write: &mut dyn FnMut(&mut Batch)) -> bool {
         let mut batch = Batch::default();
@@ -29,6 +29,7 @@ impl EventSink for Events {
             self.0.lock().push((b[at], id, b[at + 9..at + 9 + len].to_vec()));
             at += 9 + len;
         }
+        self.1.notify_waiters();
         false
     }
     fn signal(&self) {}
@@ -38,14 +39,19 @@ impl EventSink for Events {
 }
 
 impl Events {
+    /// The payload of the first `kind` event for `id`, or None if none came within 2 s.
     async fn until(&self, kind: u8, id: u32) -> Option<Vec<u8>> {
-        for _ in 0..200 {
-            if let Some((_, _, p)) = self.0.lock().iter().find(|(k, i, _)| *k == kind && *i == id) {
-                return Some(p.clone());
+        let found = async {
+            loop {
+                // Registered before looking, so an event written in between still wakes it.
+                let arrived = self.1.notified();
+                if let Some((_, _, p)) = self.0.lock().iter().find(|(k, i, _)| *k == kind && *i == id) {
+                    return p.clone();
+                }
+                arrived.await;
             }
-            tokio::time::sleep(Duration::from_millis(10)).await;
-        }
-        None
+        };
+        tokio::time::timeout(Duration::from_secs(2), found).await.ok()
     }
 }
 
