@@ -5,6 +5,7 @@
 import { availableParallelism } from 'node:os';
 import { binding, type NativeEngine, type NativePool, type PoolConfig } from './binding.js';
 import { decodeBatch, type BridgeSink, type PoolSink, type RequestSink } from './events.js';
+import { RequestTable } from './request-table.js';
 import { forgetObservation } from '../core/diagnostics.js';
 import { libDebug } from '../core/debug.js';
 import { InvalidArgumentError } from '../core/errors.js';
@@ -24,12 +25,13 @@ interface Entry {
   calls?: BridgeCalls;
 }
 
-const requests = new Map<number, RequestSink>();
+/** Not Maps: request-table.ts says why. */
+const requests = new RequestTable<RequestSink>();
 const pools = new Map<number, PoolSink>();
 const engines = new Map<EngineKind, Entry>();
 /** The first engine made: requests default to it, only the others' are listed in `owners`. */
 let primary: Entry | null = null;
-const owners = new Map<number, Entry>();
+const owners = new RequestTable<Entry>();
 /** Pools of an inline engine: flushing them ticks it. */
 const inlinePools = new Set<NativePool>();
 let nextId = 1;
@@ -132,9 +134,9 @@ export function scheduleFlush(pool: NativePool): void {
 export function openRequest(sink: RequestSink, kind: EngineKind = engineKind()): number {
   const id = nextId;
   nextId = nextId === 0xffffffff ? 1 : nextId + 1;
-  requests.set(id, sink);
+  requests.add(id, sink);
   const e = entry(kind);
-  if (e !== primary) owners.set(id, e);
+  if (e !== primary) owners.add(id, e);
   if (e.open++ === 0 && !e.referenced) {
     e.referenced = true;
     e.native.ref();
@@ -155,7 +157,7 @@ function dropRef(e: Entry): void {
 
 /** Sends request `id`'s further events to `sink` (an upgraded request's tunnel). */
 export function routeRequest(id: number, sink: RequestSink): void {
-  if (requests.has(id)) requests.set(id, sink);
+  requests.replace(id, sink);
 }
 
 /** Every open request's sink (an upgraded request's is its socket). */
@@ -166,7 +168,7 @@ export function openSinks(): IterableIterator<RequestSink> {
 export function closeRequest(id: number): void {
   if (!requests.delete(id)) return;
   const e = entryOf(id);
-  owners.delete(id);
+  if (owners.size > 0) owners.delete(id);
   if (e !== undefined && --e.open === 0 && !e.unrefQueued) {
     e.unrefQueued = true;
     setImmediate(dropRef, e);

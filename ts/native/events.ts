@@ -55,6 +55,11 @@ export interface RequestSink {
   onEngineSent?(addrs: string): void;
 }
 
+/** Where a batch finds the request an event belongs to (native/request-table.ts). */
+export interface RequestLookup {
+  get(id: number): RequestSink | undefined;
+}
+
 export interface PoolSink {
   /** A connection attempt starts. */
   onEngineConnecting?(): void;
@@ -147,7 +152,7 @@ function readError(b: Batch, o: number, end: number): [number, string, string] {
 export function decodeBatch(
   batch: Buffer,
   own: Buffer[] | undefined,
-  requests: Map<number, RequestSink>,
+  requests: RequestLookup,
   pools: Map<number, PoolSink>,
   bridges?: Map<number, BridgeSink>,
 ): void {
@@ -187,7 +192,7 @@ function deliver(
   id: number,
   start: number,
   end: number,
-  requests: Map<number, RequestSink>,
+  requests: RequestLookup,
   pools: Map<number, PoolSink>,
   bridges?: Map<number, BridgeSink>,
 ): void {
