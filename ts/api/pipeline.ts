@@ -14,6 +14,7 @@ import type {
 import { ApiHandler } from './api-handler.js';
 import { responseHeaders } from './response-head.js';
 import { destroyRequestBody, type RequestDispatcher } from './request.js';
+import { spread } from '../core/spread.js';
 
 function noop(): void {}
 
@@ -205,7 +206,7 @@ export function pipeline<TOpaque = null>(
     return new PassThrough().destroy(err as Error);
   }
   try {
-    this.dispatch({ ...opts, body: state.req }, state);
+    this.dispatch(spread(opts, { body: state.req }), state);
   } catch (err) {
     state.fail(err as Error);
   }

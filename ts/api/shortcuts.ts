@@ -15,6 +15,7 @@ import type {
   StreamData,
   StreamFactory,
 } from '../core/types.js';
+import { spread } from '../core/spread.js';
 
 export type { UrlObject };
 
@@ -52,12 +53,11 @@ function resolve(url: unknown, options: unknown): [Dispatcher, AnyOptions] {
   }
   return [
     chosen,
-    {
-      ...rest,
+    spread(rest, {
       origin: target.origin,
       path: target.search ? `${target.pathname}${target.search}` : target.pathname,
       method: opts.method || (opts.body ? 'PUT' : 'GET'),
-    },
+    }),
   ];
 }
 

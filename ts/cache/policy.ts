@@ -5,6 +5,7 @@ import { headerList, parseCacheControl } from './cache-control.js';
 import type { CacheControlDirectives, CacheValue } from './cache-store.js';
 import { parseHttpDate } from './http-date.js';
 import type { HeaderRecord } from './request-headers.js';
+import { spread } from '../core/spread.js';
 
 export type CacheType = 'shared' | 'private';
 type Headers = Record<string, string | string[] | undefined>;
@@ -245,7 +246,7 @@ export function notModifiedMatches(entry: CacheValue, update: Headers): boolean 
 
 /** Headers of a stored response as served, with its current Age (§5.1). */
 export function servedHeaders(entry: CacheValue, now: number): Record<string, string | string[]> {
-  return { ...entry.headers, age: String(currentAge(entry, now)) };
+  return spread(entry.headers, { age: String(currentAge(entry, now)) });
 }
 
 /**

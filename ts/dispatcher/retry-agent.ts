@@ -5,6 +5,7 @@ import { RetryHandler } from '../handler/retry-handler.js';
 import { validateRetryOptions, type RetryOptions } from '../handler/retry-options.js';
 import { DelegatingDispatcher, type Dispatcher } from './dispatcher.js';
 import type { DispatchHandler, DispatchOptions } from '../core/types.js';
+import { spread } from '../core/spread.js';
 
 export class RetryAgent extends DelegatingDispatcher {
   readonly #options: RetryOptions;
@@ -19,7 +20,7 @@ export class RetryAgent extends DelegatingDispatcher {
 
   dispatch(opts: DispatchOptions, handler: DispatchHandler): boolean {
     const agent = this.inner;
-    const retries = new RetryHandler({ ...opts, retryOptions: this.#options }, { dispatch: agent.dispatch.bind(agent), handler });
+    const retries = new RetryHandler(spread(opts, { retryOptions: this.#options }), { dispatch: agent.dispatch.bind(agent), handler });
     return agent.dispatch(opts, retries);
   }
 }

@@ -10,6 +10,7 @@ import type { Dispatcher } from './dispatcher.js';
 import { DispatcherBase } from './dispatcher-base.js';
 import { addStats, emptyStats, type PoolStats } from './stats.js';
 import type { DispatchHandler, DispatchOptions } from '../core/types.js';
+import { spread } from '../core/spread.js';
 
 export interface RoundRobinPoolOptions extends ClientOptions {
   /** Makes each Client; default `new Client(origin, opts)`. */
@@ -137,7 +138,7 @@ export class RoundRobinPool extends DispatcherBase {
   }
 
   #send(m: Member, opts: DispatchOptions, handler: DispatchHandler): void {
-    if (!m.dispatcher.dispatch({ ...opts, origin: this.#origin.origin }, handler)) m.busy = true;
+    if (!m.dispatcher.dispatch(spread(opts, { origin: this.#origin.origin }), handler)) m.busy = true;
   }
 
   /** Hands waiting requests to free Clients; emits drain once nothing waits. */

@@ -10,6 +10,7 @@ import type { DispatchController, DispatchFn, DispatchHandler, DispatchOptions, 
 import { rewriteHeaders } from './header-list.js';
 import { toControllerHandler } from './legacy-handler.js';
 import { discardBody, replayBody } from './replayable-body.js';
+import { spread } from '../core/spread.js';
 
 export interface RedirectOptions {
   maxRedirections?: number;
@@ -78,7 +79,7 @@ export class RedirectHandler implements DispatchHandler {
     if (typeof dispatch !== 'function') throw new InvalidArgumentError('dispatch must be a function');
     if (opts === null || typeof opts !== 'object') throw new InvalidArgumentError('opts must be an object');
     assertHandlerObject(handler);
-    validateRedirectOptions({ ...opts, maxRedirections });
+    validateRedirectOptions(spread(opts, { maxRedirections }));
     const { maxRedirections: _max, throwOnMaxRedirect, stripHeadersOnRedirect, stripHeadersOnCrossOriginRedirect, ...rest } = opts;
     this.maxRedirections = maxRedirections ?? 0;
     this.#throwOnMax = throwOnMaxRedirect === true;
@@ -96,7 +97,7 @@ export class RedirectHandler implements DispatchHandler {
 
   onRequestStart(controller: DispatchController, context: object): void {
     this.#dispatched = true;
-    this.#handler.onRequestStart?.(controller, { ...context, history: this.history });
+    this.#handler.onRequestStart?.(controller, spread(context, { history: this.history }));
   }
 
   onRequestUpgrade(controller: DispatchController, statusCode: number, headers: IncomingHttpHeaders, socket: Duplex): void {

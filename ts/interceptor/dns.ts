@@ -18,6 +18,7 @@ import type {
   IncomingHeaders,
   LibHeaders,
 } from '../core/types.js';
+import { spread } from '../core/spread.js';
 
 export interface DNSInterceptorRecord {
   address: string;
@@ -349,7 +350,7 @@ class DNSHandler implements DispatchHandler {
       const ip = this.#instance.other(this.#origin, family);
       if (ip !== null) {
         this.#address = addressOrigin(this.#origin, ip);
-        this.#dispatch({ ...this.#options, origin: this.#address }, this);
+        this.#dispatch(spread(this.#options, { origin: this.#address }), this);
         return;
       }
     } else if (code === 'ENOTFOUND') {
@@ -376,13 +377,12 @@ export function dns(opts?: DNSInterceptorOptions): DispatcherComposeInterceptor 
           target.onResponseError?.(detached, err);
           return;
         }
-        const next: DispatchOptions = {
-          ...options,
+        const next: DispatchOptions = spread(options, {
           // TLS verifies and sends SNI for the name; the connection goes to the address.
           servername: origin.hostname,
           origin: address!,
           headers: withHost(origin.host, options.headers),
-        };
+        });
         try {
           dispatch(next, new DNSHandler(target, instance, origin, address!, next, dispatch, overrides?.dualStack ?? instance.dualStack));
         } catch (thrown) {

@@ -3,6 +3,7 @@
 import { InvalidArgumentError } from '../core/errors.js';
 import type { DispatcherComposeInterceptor, DispatchHandler, DispatchOptions } from '../core/types.js';
 import { RedirectHandler, validateRedirectOptions, type RedirectOptions } from '../handler/redirect-handler.js';
+import { spread } from '../core/spread.js';
 
 export type RedirectInterceptorOpts = RedirectOptions;
 
@@ -24,7 +25,7 @@ export function redirect(opts: RedirectInterceptorOpts = {}): DispatcherComposeI
       const redirects = new RedirectHandler(
         dispatch,
         maxRedirections,
-        { ...rest, throwOnMaxRedirect, stripHeadersOnRedirect, stripHeadersOnCrossOriginRedirect },
+        spread(rest, { throwOnMaxRedirect, stripHeadersOnRedirect, stripHeadersOnCrossOriginRedirect }),
         handler,
       );
       return dispatch(redirects.opts, redirects);

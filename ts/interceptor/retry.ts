@@ -3,6 +3,7 @@
 import type { DispatcherComposeInterceptor, DispatchHandler, DispatchOptions } from '../core/types.js';
 import { RetryHandler } from '../handler/retry-handler.js';
 import { validateRetryOptions, type RetryOptions } from '../handler/retry-options.js';
+import { spread } from '../core/spread.js';
 
 export type RetryInterceptorOpts = RetryOptions;
 
@@ -11,7 +12,8 @@ export function retry(opts: RetryInterceptorOpts = {}): DispatcherComposeInterce
   return (dispatch) =>
     function retryInterceptor(options: DispatchOptions, handler: DispatchHandler): boolean {
       const { retryOptions, ...rest } = options;
-      const retries = new RetryHandler({ ...rest, retryOptions: { ...defaults, ...validateRetryOptions(retryOptions) } }, { dispatch, handler });
+      const merged = retryOptions == null ? defaults : spread(defaults, validateRetryOptions(retryOptions));
+      const retries = new RetryHandler(spread(rest, { retryOptions: merged }), { dispatch, handler });
       return dispatch(rest, retries);
     };
 }

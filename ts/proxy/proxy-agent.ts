@@ -18,6 +18,7 @@ import { openTunnel, withStatus } from './connect-tunnel.js';
 import { proxiedHeaders } from './proxy-headers.js';
 import { RoutingDispatcher } from './routing-dispatcher.js';
 import { Socks5ProxyAgent } from './socks5-proxy-agent.js';
+import { spread } from '../core/spread.js';
 
 export interface ProxyAgentOptions extends Omit<AgentOptions, 'connect'> {
   /** The proxy: `http:`, `https:`, `socks5:` or `socks:`; credentials in it become proxy auth. */
@@ -201,14 +202,14 @@ export class ProxyAgent extends RoutingDispatcher {
 
   protected route(origin: URL, opts: DispatchOptions, handler: DispatchHandler): boolean {
     if (this.#client === null || origin.protocol !== 'http:' || this.#tunnelHttp) {
-      return this.#agent.dispatch({ ...opts, headers: proxiedHeaders(opts.headers, origin.host) }, handler);
+      return this.#agent.dispatch(spread(opts, { headers: proxiedHeaders(opts.headers, origin.host) }), handler);
     }
     // Absolute form to the proxy, with the proxy's headers (and credentials) on each request.
     const headers = proxiedHeaders(opts.headers, origin.host, this.#headers);
     this.#forward ??= this.#makeForward();
     const path = typeof opts.path === 'string' && opts.path.startsWith('/') ? opts.path : `/${opts.path ?? ''}`;
     return this.#forward.dispatch(
-      { ...opts, origin: this.#proxy.origin, path: `${origin.origin}${path}`, headers },
+      spread(opts, { origin: this.#proxy.origin, path: `${origin.origin}${path}`, headers }),
       new ProxyAuthGuard(toControllerHandler(handler)),
     );
   }
