@@ -4,6 +4,7 @@
 import { describe, expect, it } from 'vitest';
 import { RequestTable } from '../ts/native/request-table.js';
 import { useChildRuns } from './fixtures/child-run.js';
+import { GC_PRELUDE } from './fixtures/child-gc.js';
 
 const runChild = useChildRuns();
 
@@ -75,20 +76,15 @@ describe('RequestTable', () => {
     const run = await runChild(
       undefined,
       '',
-      `
-      const v8 = await import('node:v8');
-      const vm = await import('node:vm');
-      v8.setFlagsFromString('--expose-gc');
-      const gc = vm.runInNewContext('gc');
+      `${GC_PRELUDE}
       const { RequestTable } = await import(new URL('./native/request-table.js', process.env.FERRO_LIB));
-      const oldSpace = () => v8.getHeapSpaceStatistics().find((s) => s.space_name === 'old_space').space_used_size;
       function promotedKiB(table, add) {
         const open = [];
         let id = 1;
         for (; id <= 100; id++) { add(table, id, { id }); open.push(id); }
         gc();
         gc();
-        const before = oldSpace();
+        const before = oldGen();
         for (let round = 0; round < 20; round++) {
           for (let i = 0; i < 1000; i++) {
             add(table, id, { id, state: new Array(16).fill(id) });
@@ -97,7 +93,7 @@ describe('RequestTable', () => {
           }
           gc({ type: 'minor' });
         }
-        return Math.round((oldSpace() - before) / 1024);
+        return Math.round((oldGen() - before) / 1024);
       }
       const map = promotedKiB(new Map(), (t, id, v) => t.set(id, v));
       const table = promotedKiB(new RequestTable(), (t, id, v) => t.add(id, v));

@@ -4,6 +4,7 @@
 import { describe, expect, it } from 'vitest';
 import { spread } from '../ts/core/spread.js';
 import { useChildRuns } from './fixtures/child-run.js';
+import { GC_PRELUDE } from './fixtures/child-gc.js';
 
 const runChild = useChildRuns();
 
@@ -57,14 +58,7 @@ describe('spread', () => {
     const run = await runChild(
       undefined,
       'http://127.0.0.1:1',
-      `
-      const v8 = await import('node:v8');
-      const vm = await import('node:vm');
-      v8.setFlagsFromString('--expose-gc');
-      const gc = vm.runInNewContext('gc');
-      const oldGen = () => v8.getHeapSpaceStatistics()
-        .filter((s) => !s.space_name.startsWith('new_'))
-        .reduce((sum, s) => sum + s.space_used_size, 0);
+      `${GC_PRELUDE}
       const controller = { abort() {}, pause() {}, resume() {} };
       class Answering extends ferro.Dispatcher {
         dispatch(opts, handler) {
