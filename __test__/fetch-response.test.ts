@@ -8,8 +8,11 @@ import { Agent, Client } from '../ts/index.js';
 import { fetch } from '../ts/fetch/fetch.js';
 import * as servers from './fixtures/servers.js';
 import { useCleanup } from './fixtures/cleanup.js';
+import { useChildRuns } from './fixtures/child-run.js';
+import { GC_PRELUDE } from './fixtures/child-gc.js';
 
 const cleanup = useCleanup();
+const runChild = useChildRuns();
 const serve = async (...args: Parameters<typeof servers.httpServer>) => cleanup.track(await servers.httpServer(...args));
 
 /** Destroyed after the test: a failed one may leave a body unread. */
@@ -107,6 +110,50 @@ describe('reading a fetch body', () => {
     expect(await copy.text()).toBe(JSON.stringify(payload));
   });
 
+  it('the body stream is made when first asked for: the same stream each time, and text() reads through it', async () => {
+    const origin = await jsonOrigin();
+    const res = await fetch(origin, { dispatcher: agent() });
+    const stream = res.body!;
+    expect(res.body).toBe(stream);
+    expect(stream.locked).toBe(false);
+    expect(res.bodyUsed).toBe(false);
+    expect(await res.text()).toBe(JSON.stringify(payload));
+    expect(res.body).toBe(stream);
+    expect(stream.locked).toBe(true);
+    expect(res.bodyUsed).toBe(true);
+  });
+
+  it('blob() and formData() read a body nobody touched; after text() they reject with TypeError', async () => {
+    const srv = await serve((_req, res) => {
+      res.setHeader('content-type', 'application/x-www-form-urlencoded');
+      res.end('a=1&b=two');
+    });
+    const d = agent();
+    const form = await (await fetch(srv.origin, { dispatcher: d })).formData();
+    expect([...form.entries()]).toEqual([
+      ['a', '1'],
+      ['b', 'two'],
+    ]);
+    const read = await fetch(srv.origin, { dispatcher: d });
+    await read.text();
+    await expect(read.blob()).rejects.toBeInstanceOf(TypeError);
+    await expect(read.formData()).rejects.toBeInstanceOf(TypeError);
+    expect(read.body!.locked).toBe(true);
+  });
+
+  it('clone() after the stream was looked at: both copies read the whole body, and the clone clones again', async () => {
+    const origin = await jsonOrigin();
+    const res = await fetch(origin, { dispatcher: agent() });
+    void res.body;
+    const copy = res.clone();
+    const second = copy.clone();
+    expect(copy.url).toBe(res.url);
+    expect(second.headers.get('content-type')).toBe('Application/JSON; Charset=UTF-8');
+    expect(await copy.json()).toEqual(payload);
+    expect(Buffer.from(await res.arrayBuffer()).toString()).toBe(JSON.stringify(payload));
+    expect(await second.text()).toBe(JSON.stringify(payload));
+  });
+
   it('a body stream read partly first: text() then rejects with TypeError', async () => {
     const srv = await serve((_req, res) => {
       res.write('first');
@@ -177,6 +224,45 @@ describe('reading a fetch body', () => {
     const ab = await res.arrayBuffer();
     expect(ab.byteLength).toBe(size);
     expect(Buffer.from(ab).equals(Buffer.alloc(size, 'r'))).toBe(true);
+  });
+});
+
+describe('what a response costs', () => {
+  it('a body read with text() makes no body stream: nothing left in the old generation per request', async () => {
+    // On Node 20 each web stream left ~2 KB there for a full collection to remove (711 B per
+    // request measured here before the stream was made on demand).
+    const run = await runChild(
+      undefined,
+      'http://127.0.0.1:1',
+      `${GC_PRELUDE}
+      const controller = { abort() {}, pause() {}, resume() {} };
+      const body = Buffer.from('hello world\\n');
+      class Answering extends ferro.Dispatcher {
+        dispatch(opts, handler) {
+          handler.onRequestStart?.(controller, {});
+          handler.onResponseStart?.(controller, 200, { 'content-type': 'text/plain' }, 'OK');
+          handler.onResponseData?.(controller, body);
+          handler.onResponseEnd?.(controller, {});
+          return true;
+        }
+        close() { return Promise.resolve(); }
+        destroy() { return Promise.resolve(); }
+      }
+      const answering = new Answering();
+      const go = async () => (await ferro.fetch(origin + '/a', { dispatcher: answering })).text();
+      for (let i = 0; i < 2000; i++) await go();
+      gc();
+      gc();
+      const before = oldGen();
+      const n = 20000;
+      for (let i = 0; i < n; i++) {
+        if ((await go()) !== 'hello world\\n') throw new Error('wrong body');
+        if (i % 500 === 0) gc({ type: 'minor' });
+      }
+      console.log(Math.round((oldGen() - before) / n));
+      `,
+    );
+    expect(Number(run.stdout)).toBeLessThan(200);
   });
 });
 

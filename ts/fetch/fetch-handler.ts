@@ -1,6 +1,6 @@
 // One network round trip of fetch: the controller-based dispatch handler that turns the
-// dispatcher's callbacks into a response head (a promise) and a pull-based body ReadableStream
-// whose backpressure pauses and resumes the dispatcher.
+// dispatcher's callbacks into a response head (a promise) and, when someone asks for it, a
+// pull-based body ReadableStream whose backpressure pauses and resumes the dispatcher.
 //
 // Body bytes wait here until the stream is first pulled (someone reads it). A Response consumer
 // (arrayBuffer/text/json, see fetch-response.ts) that comes first takes them directly instead:
@@ -180,9 +180,17 @@ export class FetchHandler implements DispatchHandler {
     else this.#controller?.resume();
   }
 
-  /** The body as a ReadableStream, its bytes passed through `decoders` in order. */
-  attachBody(decoders: Transform[]): ReadableStream<Uint8Array> {
+  /** The body's bytes will pass through `decoders`, in order, on their way to the stream. */
+  decodeWith(decoders: Transform[]): void {
     this.#decoders = decoders;
+  }
+
+  /**
+   * The body as a ReadableStream, made when first asked for (fetch-response.ts): on Node 20 each
+   * web stream costs several µs and ~2 KB that only a full collection frees, and a body read with
+   * arrayBuffer() / text() / json() never needs one.
+   */
+  stream(): ReadableStream<Uint8Array> {
     return new ReadableStream<Uint8Array>(
       {
         start: (controller) => this.#start(controller),

@@ -1,20 +1,43 @@
 // The Response fetch() returns: Node's own Response, with what fetch knows that the constructor
-// cannot take (url, redirected), headers copied in only when first used, and arrayBuffer() /
-// text() / json() served straight from the dispatch handler while nobody has touched the body
-// stream. Everything else (body, clone, blob, formData, a stream already being read) is Node's.
+// cannot take (url, redirected), headers copied in only when first used, and a body stream made
+// only when someone asks for it. arrayBuffer() / text() / json() are served straight from the
+// dispatch handler while nobody has touched the body stream; blob(), formData() and clone() make
+// the stream and go through Node's code.
 // The class is defined on the first response: naming `Response` loads Node's fetch implementation,
 // which importing ferro should not (see whatwg-classes.ts).
+import { Readable } from 'node:stream';
 import type { IncomingHeaders } from '../core/types.js';
+import { concatBytes, decodeText } from '../api/body-bytes.js';
 import { fillHeaders, type DirectKind, type FetchHandler } from './fetch-handler.js';
 
-type FetchResponseArgs = [
-  body: ReadableStream<Uint8Array> | null,
-  init: ResponseInit,
-  headers: IncomingHeaders,
-  url: string,
-  redirected: boolean,
-  handler: FetchHandler | null,
-];
+/**
+ * Where the body comes from: the round trip's handler (the stream is made on first use), a stream
+ * Node's Response holds (a clone's), or null for a response without a body.
+ */
+type BodySource = FetchHandler | BodyStream | null;
+
+type FetchResponseArgs = [source: BodySource, init: ResponseInit, headers: IncomingHeaders, url: string, redirected: boolean];
+
+/** Whether a web stream has been read from or cancelled (typed for Node streams only). */
+const isDisturbed = (stream: ReadableStream): boolean => Readable.isDisturbed(stream as unknown as Readable);
+
+/** A Response's body stream, as lib.dom types it. */
+type BodyStream = NonNullable<Response['body']>;
+
+const unusable = (): TypeError => new TypeError('Body is unusable: Body has already been read');
+
+/** Reads a stream to its end, as Node's consumers do; rejects with the stream's error. */
+async function readAll(stream: BodyStream): Promise<{ chunks: Buffer[]; length: number }> {
+  const reader = stream.getReader();
+  const chunks: Buffer[] = [];
+  let length = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) return { chunks, length };
+    chunks.push(Buffer.from(value.buffer, value.byteOffset, value.byteLength));
+    length += value.byteLength;
+  }
+}
 
 const defineFetchResponse = (Base: typeof Response) =>
   class FetchResponse extends Base {
@@ -22,16 +45,22 @@ const defineFetchResponse = (Base: typeof Response) =>
     readonly #redirected: boolean;
     /** Headers not yet copied into the Response's own. */
     #rawHeaders: IncomingHeaders | null;
-    /** Set while a direct read is possible; null once the stream (or a clone) owns the body. */
+    /** The round trip, while this Response serves the body itself (not Node's Response). */
     #handler: FetchHandler | null;
+    /** The body stream once made (only with a handler). */
+    #stream: BodyStream | null = null;
+    /** A consumer took the body straight from the handler. */
     #used = false;
+    /** Cloned: a tee reads the handler's stream, so consumers must read this copy's branch. */
+    #teed = false;
 
-    constructor(...[body, init, headers, url, redirected, handler]: FetchResponseArgs) {
-      super(body, init);
+    constructor(...[source, init, headers, url, redirected]: FetchResponseArgs) {
+      const handler = source !== null && !(source instanceof ReadableStream) ? source : null;
+      super(handler === null ? (source as BodyStream | null) : null, init);
+      this.#handler = handler;
       this.#rawHeaders = headers;
       this.#url = url;
       this.#redirected = redirected;
-      this.#handler = body === null ? null : handler;
     }
 
     override get url(): string {
@@ -52,55 +81,83 @@ const defineFetchResponse = (Base: typeof Response) =>
       return headers;
     }
 
+    override get body(): BodyStream | null {
+      const handler = this.#handler;
+      if (handler === null) return super.body;
+      let stream = this.#stream;
+      if (stream === null) {
+        stream = this.#stream = handler.stream() as BodyStream;
+        // Taken whole already: the stream is locked, as a consumed body's is.
+        if (this.#used) stream.getReader();
+      }
+      return stream;
+    }
+
     override get bodyUsed(): boolean {
-      return this.#used || super.bodyUsed;
+      if (this.#handler === null) return super.bodyUsed;
+      return this.#used || (this.#stream !== null && isDisturbed(this.#stream));
     }
 
     override arrayBuffer(): Promise<ArrayBuffer> {
-      return (this.#take('arrayBuffer') as Promise<ArrayBuffer> | null) ?? super.arrayBuffer();
+      return this.#consume('arrayBuffer') as Promise<ArrayBuffer>;
     }
 
     override text(): Promise<string> {
-      return (this.#take('text') as Promise<string> | null) ?? super.text();
+      return this.#consume('text') as Promise<string>;
     }
 
     override json(): Promise<unknown> {
-      return this.#take('json') ?? super.json();
+      return this.#consume('json');
     }
 
     override blob(): Promise<Blob> {
-      this.#release();
-      return super.blob();
+      if (this.#handler === null) return super.blob();
+      return this.#nodeResponse()?.blob() ?? Promise.reject(unusable());
     }
 
     override formData(): Promise<FormData> {
-      this.#release();
-      return super.formData();
+      if (this.#handler === null) return super.formData();
+      return this.#nodeResponse()?.formData() ?? Promise.reject(unusable());
     }
 
     override clone(): Response {
-      // A clone reads through the tee'd stream: both copies get their bytes from it from now on.
-      this.#release();
-      return super.clone();
-    }
-
-    /** The body for a direct consumer, or null when Node's own path must serve this call. */
-    #take(kind: DirectKind): Promise<unknown> | null {
       const handler = this.#handler;
-      if (handler === null || !handler.direct || super.bodyUsed) return null;
-      const stream = super.body;
-      if (stream === null || stream.locked) return null;
-      this.#handler = null;
-      this.#used = true;
-      // Locked, as a consumed body is: its stream can no longer be read, cloned or consumed.
-      stream.getReader();
-      return handler.take(kind);
+      if (handler === null) return super.clone();
+      if (this.bodyUsed || this.body!.locked) throw new TypeError('Response.clone: Body has already been consumed.');
+      // Both copies read the tee'd stream from now on; the clone's is Node's to serve.
+      const [mine, theirs] = this.#stream!.tee();
+      this.#stream = mine;
+      this.#teed = true;
+      const init = { status: this.status, statusText: this.statusText, headers: this.headers };
+      return newFetchResponse(theirs, init, {}, this.#url, this.#redirected);
     }
 
-    /** Node's own methods read the stream and the header list: hand both over. */
-    #release(): void {
-      this.#handler = null;
-      void this.headers;
+    #consume(kind: DirectKind): Promise<unknown> {
+      const handler = this.#handler;
+      if (handler === null) {
+        return kind === 'arrayBuffer' ? super.arrayBuffer() : kind === 'text' ? super.text() : super.json();
+      }
+      const stream = this.#stream;
+      if (this.#used || (stream !== null && (stream.locked || isDisturbed(stream)))) return Promise.reject(unusable());
+      if (handler.direct && !this.#teed) {
+        this.#used = true;
+        // Locked, as a consumed body's is: it can no longer be read, cloned or consumed.
+        stream?.getReader();
+        return handler.take(kind);
+      }
+      // The stream carries the body already (it was read from, or the body is decoded).
+      return readAll(this.body!).then(({ chunks, length }) => {
+        if (kind === 'arrayBuffer') return concatBytes(chunks, length, true).buffer;
+        const text = decodeText(chunks, length, null);
+        return kind === 'text' ? text : JSON.parse(text);
+      });
+    }
+
+    /** A Response of Node's over this body, for the consumers it implements; null if the body is used. */
+    #nodeResponse(): Response | null {
+      const stream = this.body!;
+      if (this.#used || stream.locked || isDisturbed(stream)) return null;
+      return new Base(stream, { headers: this.headers });
     }
   };
 

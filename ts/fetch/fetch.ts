@@ -198,13 +198,13 @@ export async function fetch(input: string | URL | Request, init?: FetchInit): Pr
       if (noBody) handler.discard();
       const decoders = noBody || method === 'HEAD' ? [] : createDecoders(headerValue(head.headers, 'content-encoding'));
       const href = url.hash === '' ? url.href : url.href.replace(/#.*$/, '');
+      if (!noBody) handler.decodeWith(decoders);
       return newFetchResponse(
-        noBody ? null : handler.attachBody(decoders),
+        noBody ? null : handler,
         { status: head.status, statusText: head.statusText },
         head.headers,
         href,
         redirects > 0,
-        handler,
       );
     } catch (err) {
       handler.abort(err);
