@@ -9,7 +9,7 @@ import { fetch } from '../ts/fetch/fetch.js';
 import * as servers from './fixtures/servers.js';
 import { useCleanup } from './fixtures/cleanup.js';
 import { useChildRuns } from './fixtures/child-run.js';
-import { GC_PRELUDE } from './fixtures/child-gc.js';
+import { ANSWERING_DISPATCHER, GC_PRELUDE } from './fixtures/child-gc.js';
 
 const cleanup = useCleanup();
 const runChild = useChildRuns();
@@ -234,21 +234,7 @@ describe('what a response costs', () => {
     const run = await runChild(
       undefined,
       'http://127.0.0.1:1',
-      `${GC_PRELUDE}
-      const controller = { abort() {}, pause() {}, resume() {} };
-      const body = Buffer.from('hello world\\n');
-      class Answering extends ferro.Dispatcher {
-        dispatch(opts, handler) {
-          handler.onRequestStart?.(controller, {});
-          handler.onResponseStart?.(controller, 200, { 'content-type': 'text/plain' }, 'OK');
-          handler.onResponseData?.(controller, body);
-          handler.onResponseEnd?.(controller, {});
-          return true;
-        }
-        close() { return Promise.resolve(); }
-        destroy() { return Promise.resolve(); }
-      }
-      const answering = new Answering();
+      `${GC_PRELUDE}${ANSWERING_DISPATCHER}
       const go = async () => (await ferro.fetch(origin + '/a', { dispatcher: answering })).text();
       for (let i = 0; i < 2000; i++) await go();
       gc();

@@ -4,7 +4,7 @@
 import { describe, expect, it } from 'vitest';
 import { spread } from '../ts/core/spread.js';
 import { useChildRuns } from './fixtures/child-run.js';
-import { GC_PRELUDE } from './fixtures/child-gc.js';
+import { ANSWERING_DISPATCHER, GC_PRELUDE } from './fixtures/child-gc.js';
 
 const runChild = useChildRuns();
 
@@ -58,19 +58,7 @@ describe('spread', () => {
     const run = await runChild(
       undefined,
       'http://127.0.0.1:1',
-      `${GC_PRELUDE}
-      const controller = { abort() {}, pause() {}, resume() {} };
-      class Answering extends ferro.Dispatcher {
-        dispatch(opts, handler) {
-          handler.onRequestStart?.(controller, {});
-          handler.onResponseStart?.(controller, 200, {}, 'OK');
-          handler.onResponseEnd?.(controller, {});
-          return true;
-        }
-        close() { return Promise.resolve(); }
-        destroy() { return Promise.resolve(); }
-      }
-      const answering = new Answering();
+      `${GC_PRELUDE}${ANSWERING_DISPATCHER}
       const composed = answering.compose(ferro.interceptors.retry(), ferro.interceptors.redirect({ maxRedirections: 2 }));
       const result = {};
       for (const [name, go] of [
