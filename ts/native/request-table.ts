@@ -8,7 +8,7 @@
 // moved to the old generation, that link keeps every later table, and every request those tables
 // held, alive through young-generation collections until the next full one. Measured on the bench
 // server (small `request()`, 100 in flight): 3 µs of GC per request with a Map, 1 µs with this
-// table, and 6 mark-compacts per 60,000 requests instead of 2 (docs/performance.md).
+// table, and 6 full collections per 60,000 requests instead of 2 (docs/memory.md).
 //
 // Here a slot is `id & mask` in two plain arrays that are overwritten in place. A request still
 // open when a newer id needs its slot moves to a small Map of its own. Only long-lived requests
