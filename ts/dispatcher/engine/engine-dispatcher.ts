@@ -27,6 +27,8 @@ export type { EngineDispatcherOptions } from './pool-options.js';
 
 export class EngineDispatcher extends DispatcherBase implements RequestOwner {
   readonly #origin: URL;
+  /** The origin's host, read once: URL's getter makes a new string on every read. */
+  readonly #host: string;
   /** The engine driver this dispatcher's requests run on. */
   readonly engine: EngineKind;
   readonly #native: NativePool;
@@ -51,6 +53,7 @@ export class EngineDispatcher extends DispatcherBase implements RequestOwner {
   protected constructor(url: string | URL | UrlObject, opts: EngineDispatcherOptions, connections: number) {
     super();
     this.#origin = parseOrigin(url);
+    this.#host = this.#origin.host;
     this.engine = engineKind(opts.engine);
     const s = engineSettings(this.#origin, opts, connections);
     this.#headersTimeout = s.headersTimeout;
@@ -99,7 +102,7 @@ export class EngineDispatcher extends DispatcherBase implements RequestOwner {
       checkRequestOptions(opts);
       // A body factory (ts/handler/replayable-body.ts) makes a fresh body for each attempt.
       const body = typeof opts.body === 'function' ? resolveBodyFactory(opts.body) : opts.body;
-      this.#send(req, opts, packRequest(opts, requestBodyParts(body), this.#origin.host, this.#strictContentLength));
+      this.#send(req, opts, packRequest(opts, requestBodyParts(body), this.#host, this.#strictContentLength));
     } catch (err) {
       req.fail(err as Error);
       return false;
