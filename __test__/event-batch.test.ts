@@ -1,7 +1,7 @@
 // The packed event batch from the engine: one throwing listener must not lose the rest of the
 // batch for everyone else (a request whose END came after it would wait forever).
 import { describe, expect, it } from 'vitest';
-import { CONNECTED, DATA, DATA_OWN, END, decodeBatch, type PoolSink, type RequestSink } from '../ts/native/events.js';
+import { CONNECTED, DATA, DATA_OWN, END, HEAD, decodeBatch, type PoolSink, type RequestSink } from '../ts/native/events.js';
 
 /** One packed event: kind u8, id u32 LE, payload length u32 LE, payload. */
 function event(kind: number, id: number, payload: Buffer = Buffer.alloc(0)): Buffer {
@@ -54,5 +54,22 @@ describe('decodeBatch', () => {
     decodeBatch(batch, [Buffer.from('first'), Buffer.from('second')], requests, new Map());
     expect(seen).toEqual(['1:first', '2:inline', '2:second']);
     expect(errors).toEqual(['1:a response body chunk could not be handed to JavaScript']);
+  });
+
+  it('reads the reason of each HEAD as sent (the common "OK" is one shared string)', () => {
+    const reasons: string[] = [];
+    const requests = new Map([[1, { onEngineHead: (_s: number, reason: string) => reasons.push(reason) } as unknown as RequestSink]]);
+    /** status u16 LE, reason length u16 LE, reason, then an empty header list. */
+    const head = (reason: string): Buffer => {
+      const r = Buffer.from(reason, 'latin1');
+      const b = Buffer.alloc(4 + r.length + 2);
+      b.writeUInt16LE(200, 0);
+      b.writeUInt16LE(r.length, 2);
+      r.copy(b, 4);
+      return b;
+    };
+    const batch = Buffer.concat(['OK', 'Ok', 'OKAY', 'O', '', 'Not Found', 'OK'].map((r) => event(HEAD, 1, head(r))));
+    decodeBatch(batch, undefined, requests, new Map());
+    expect(reasons).toEqual(['OK', 'Ok', 'OKAY', 'O', '', 'Not Found', 'OK']);
   });
 });

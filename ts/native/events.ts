@@ -130,7 +130,8 @@ function readHeaders(b: Batch, o: number, out: IncomingHeaders, raw: string[]): 
 function readHead(b: Batch, o: number): { status: number; reason: string; headers: IncomingHeaders; raw: string[]; end: number } {
   const status = u16(b, o);
   const rl = u16(b, o + 2);
-  const reason = b.latin1Slice(o + 4, o + 4 + rl);
+  // Nearly every response says "OK": one string for all of them rather than a slice each.
+  const reason = rl === 2 && b[o + 4] === 0x4f && b[o + 5] === 0x4b ? 'OK' : b.latin1Slice(o + 4, o + 4 + rl);
   const headers: IncomingHeaders = {};
   const raw: string[] = [];
   const end = readHeaders(b, o + 4 + rl, headers, raw);
