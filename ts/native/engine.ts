@@ -99,7 +99,8 @@ export function createPool(cfg: PoolConfig, sink: PoolSink, kind: EngineKind = e
 
 export function forgetPool(pool: NativePool): void {
   pools.delete(pool.id);
-  toFlush.delete(pool);
+  const queued = toFlush.indexOf(pool);
+  if (queued >= 0) toFlush.splice(queued, 1);
   inlinePools.delete(pool);
 }
 
@@ -107,7 +108,10 @@ export function forgetPool(pool: NativePool): void {
 // microtask then wakes each pool once. Handlers typically dispatch many requests per tick (one
 // per completed response in a batch), so this saves an engine wake-up per request. An inline
 // engine is then ticked once, so the requests go out in this same JS turn.
-const toFlush = new Set<NativePool>();
+// An array emptied in place, not a Set: Set.clear() makes a new table each time, and like a Map's
+// (request-table.ts) the retired ones can keep each other alive until a full collection. A tick
+// flushes few pools, so the duplicate check is a short scan.
+const toFlush: NativePool[] = [];
 let flushQueued = false;
 
 function flushAll(): void {
@@ -118,12 +122,12 @@ function flushAll(): void {
     pool.flush();
     tick ||= inlinePools.has(pool);
   }
-  toFlush.clear();
+  toFlush.length = 0;
   if (tick) engines.get('inline')?.native.tick();
 }
 
 export function scheduleFlush(pool: NativePool): void {
-  toFlush.add(pool);
+  if (!toFlush.includes(pool)) toFlush.push(pool);
   if (!flushQueued) {
     flushQueued = true;
     queueMicrotask(flushAll);
