@@ -61,6 +61,8 @@ export class WebSocket extends EventTarget {
   declare readonly CLOSED: typeof CLOSED;
 
   readonly #url: URL;
+  /** What every MessageEvent carries as its origin, read once (URL's getter makes a new string per read). */
+  readonly #origin: string;
   readonly #conn: WebSocketConnection;
   #protocol = '';
   #extensions = '';
@@ -78,6 +80,7 @@ export class WebSocket extends EventTarget {
         ? (protocols as WebSocketInit)
         : { protocols: protocols as string | string[] | undefined };
     this.#url = parseWebSocketUrl(url);
+    this.#origin = this.#url.origin;
     const list = parseProtocols(init.protocols);
     const maxMessageSize = init.maxMessageSize ?? 0;
     if (typeof maxMessageSize !== 'number' || !(maxMessageSize >= 0)) throw new TypeError('maxMessageSize must be a non-negative number');
@@ -172,7 +175,7 @@ export class WebSocket extends EventTarget {
     if (typeof data === 'string') value = data;
     else if (this.#binaryType === 'arraybuffer') value = data.buffer.slice(data.byteOffset, data.byteOffset + data.byteLength) as ArrayBuffer;
     else value = new Blob([data as Uint8Array<ArrayBuffer>]);
-    this.dispatchEvent(new MessageEvent('message', { data: value, origin: this.#url.origin }));
+    this.dispatchEvent(new MessageEvent('message', { data: value, origin: this.#origin }));
   }
 
   #onClose(info: CloseInfo, error: Error | null): void {
