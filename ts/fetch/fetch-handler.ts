@@ -61,6 +61,13 @@ const toBytes = (chunk: Buffer): Uint8Array => new Uint8Array(chunk.buffer, chun
 
 function noop(): void {}
 
+/** A whole body as a Response consumer returns it (throws on JSON that does not parse). */
+export function bodyValue(kind: DirectKind, chunks: Buffer[], length: number): unknown {
+  if (kind === 'arrayBuffer') return concatBytes(chunks, length, true).buffer;
+  const text = decodeText(chunks, length, null);
+  return kind === 'text' ? text : JSON.parse(text);
+}
+
 export class FetchHandler implements DispatchHandler {
   readonly head: Promise<ResponseHead>;
   #resolveHead!: (head: ResponseHead) => void;
@@ -233,11 +240,7 @@ export class FetchHandler implements DispatchHandler {
     this.#detach();
     let value: unknown;
     try {
-      if (direct.kind === 'arrayBuffer') value = concatBytes(chunks, length, true).buffer;
-      else {
-        const text = decodeText(chunks, length, null);
-        value = direct.kind === 'text' ? text : JSON.parse(text);
-      }
+      value = bodyValue(direct.kind, chunks, length);
     } catch (err) {
       direct.reject(err);
       return;

@@ -7,8 +7,7 @@
 // which importing ferro should not (see whatwg-classes.ts).
 import { Readable } from 'node:stream';
 import type { IncomingHeaders } from '../core/types.js';
-import { concatBytes, decodeText } from '../api/body-bytes.js';
-import { fillHeaders, type DirectKind, type FetchHandler } from './fetch-handler.js';
+import { bodyValue, fillHeaders, type DirectKind, type FetchHandler } from './fetch-handler.js';
 
 /**
  * Where the body comes from: the round trip's handler (the stream is made on first use), a stream
@@ -146,11 +145,7 @@ const defineFetchResponse = (Base: typeof Response) =>
         return handler.take(kind);
       }
       // The stream carries the body already (it was read from, or the body is decoded).
-      return readAll(this.body!).then(({ chunks, length }) => {
-        if (kind === 'arrayBuffer') return concatBytes(chunks, length, true).buffer;
-        const text = decodeText(chunks, length, null);
-        return kind === 'text' ? text : JSON.parse(text);
-      });
+      return readAll(this.body!).then(({ chunks, length }) => bodyValue(kind, chunks, length));
     }
 
     /** A Response of Node's over this body, for the consumers it implements; null if the body is used. */

@@ -33,11 +33,19 @@ function headerNameList(value: unknown, name: string): Set<string> | null {
 
 /** Throws InvalidArgumentError for a bad option; used by the interceptor and per request. */
 export function validateRedirectOptions(opts: RedirectOptions): void {
-  const { maxRedirections, throwOnMaxRedirect } = opts;
-  if (maxRedirections != null && (!Number.isInteger(maxRedirections) || maxRedirections < 0)) {
+  checkMaxRedirections(opts.maxRedirections);
+  checkRedirectFlags(opts);
+}
+
+function checkMaxRedirections(maxRedirections: unknown): void {
+  if (maxRedirections != null && (!Number.isInteger(maxRedirections) || (maxRedirections as number) < 0)) {
     throw new InvalidArgumentError('maxRedirections must be a non-negative integer');
   }
-  if (throwOnMaxRedirect != null && typeof throwOnMaxRedirect !== 'boolean') {
+}
+
+/** The options other than maxRedirections (a handler is given its own count beside them). */
+function checkRedirectFlags(opts: RedirectOptions): void {
+  if (opts.throwOnMaxRedirect != null && typeof opts.throwOnMaxRedirect !== 'boolean') {
     throw new InvalidArgumentError('throwOnMaxRedirect must be a boolean');
   }
   headerNameList(opts.stripHeadersOnRedirect, 'stripHeadersOnRedirect');
@@ -70,7 +78,7 @@ export class RedirectHandler implements DispatchHandler {
 
   /** A dispatch function that follows up to `maxRedirections` redirects (undici's helper). */
   static buildDispatch(dispatcher: { dispatch: DispatchFn }, maxRedirections: number): DispatchFn {
-    validateRedirectOptions({ maxRedirections });
+    checkMaxRedirections(maxRedirections);
     const dispatch: DispatchFn = dispatcher.dispatch.bind(dispatcher);
     return (opts, handler) => dispatch(opts, new RedirectHandler(dispatch, maxRedirections, opts, handler));
   }
@@ -79,7 +87,8 @@ export class RedirectHandler implements DispatchHandler {
     if (typeof dispatch !== 'function') throw new InvalidArgumentError('dispatch must be a function');
     if (opts === null || typeof opts !== 'object') throw new InvalidArgumentError('opts must be an object');
     assertHandlerObject(handler);
-    validateRedirectOptions(spread(opts, { maxRedirections }));
+    checkMaxRedirections(maxRedirections);
+    checkRedirectFlags(opts);
     const { maxRedirections: _max, throwOnMaxRedirect, stripHeadersOnRedirect, stripHeadersOnCrossOriginRedirect, ...rest } = opts;
     this.maxRedirections = maxRedirections ?? 0;
     this.#throwOnMax = throwOnMaxRedirect === true;

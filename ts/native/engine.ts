@@ -172,7 +172,7 @@ export function openSinks(): IterableIterator<RequestSink> {
 export function closeRequest(id: number): void {
   if (!requests.delete(id)) return;
   const e = entryOf(id);
-  if (owners.size > 0) owners.delete(id);
+  owners.delete(id);
   if (e !== undefined && --e.open === 0 && !e.unrefQueued) {
     e.unrefQueued = true;
     setImmediate(dropRef, e);

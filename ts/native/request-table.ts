@@ -35,10 +35,6 @@ export class RequestTable<T> {
     return this.#displaced.size === 0 ? undefined : this.#displaced.get(id);
   }
 
-  has(id: number): boolean {
-    return this.get(id) !== undefined;
-  }
-
   /** Adds `id` (not already present; ids are never 0). */
   add(id: number, value: T): void {
     this.#size++;
