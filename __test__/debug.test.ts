@@ -113,10 +113,26 @@ describe('NODE_DEBUG', () => {
     expect(lines(run).filter((l) => l.includes('/f'))).toHaveLength(3);
   });
 
-  it('fetch: a request made with request() prints no request lines under the fetch flag', async () => {
+  it('fetch: a request made with request() prints nothing under the fetch flag, not even its connection', async () => {
     const s = await server();
     const run = await runChild('fetch', s.origin, REQUEST);
-    expect(lines(run).filter((l) => l.includes('request'))).toEqual([]);
+    expect(run.stdout).toBe('200\n');
+    expect(lines(run)).toEqual([]);
+  });
+
+  it('fetch: a connection opened for request() is not printed when a fetch to another origin follows', async () => {
+    const a = await server();
+    const b = await server();
+    const run = await runChild(
+      'fetch',
+      a.origin,
+      `
+        await (await ferro.request(origin + '/r')).body.text();
+        await (await ferro.fetch(${JSON.stringify(b.origin)} + '/f')).text();
+      `,
+    );
+    const host = `127.0.0.1:${b.port}`;
+    expect(lines(run)).toEqual(requestLines(`FETCH ${run.pid}:`, host, `GET http://${host}/f`));
   });
 
   it('a failed connection prints the connect error and the request error', async () => {

@@ -24,15 +24,38 @@ const fetch = logger('fetch');
 /** WEBSOCKET lines (the WebSocket module prints its own through this; null when off). */
 export const websocketDebug = logger('websocket');
 
-// Connection lines are not tied to one request: they go to the first flag that is on.
-const connectionLog = lib ?? fetch ?? websocketDebug;
-
 /** Request lines go to the flag of the API that made the request when that flag is on, else LIB. */
 function requestLog(request: DiagnosticsRequest): DebugLogger | null {
   const scope = request[kDebugScope];
   if (scope === 'fetch' && fetch !== null) return fetch;
   if (scope === 'websocket' && websocketDebug !== null) return websocketDebug;
   return lib;
+}
+
+// Connection lines are not tied to one request. Under LIB they print as they happen. With only
+// FETCH / WEBSOCKET on, a connection belongs to whichever API sends on it first: its lines wait
+// (per origin, a few at most) until a request line decides, so a plain request() prints nothing
+// under those flags.
+const heldConnectionLines = new Map<string, string[]>();
+
+function connectionLine(p: ConnectParams, message: string, opens: boolean): void {
+  if (lib !== null) return lib(message);
+  const key = `${p.protocol}//${p.host}`;
+  const held = heldConnectionLines.get(key);
+  if (opens || held === undefined) heldConnectionLines.set(key, [message]);
+  else held.push(message);
+}
+
+function requestLine(request: DiagnosticsRequest, message: string): void {
+  const log = requestLog(request);
+  if (lib === null && heldConnectionLines.size > 0) {
+    const held = heldConnectionLines.get(request.origin);
+    if (held !== undefined) {
+      heldConnectionLines.delete(request.origin);
+      if (log !== null) for (const line of held) log(line);
+    }
+  }
+  log?.(message);
 }
 
 const target = (request: DiagnosticsRequest): string => `${request.method} ${request.origin}${request.path}`;
@@ -51,16 +74,18 @@ interface RequestMessage {
 function onRequest(name: string, line: (m: RequestMessage) => string): void {
   dc.subscribe(`lib:${name}`, (m) => {
     const msg = m as RequestMessage;
-    requestLog(msg.request)?.(line(msg));
+    requestLine(msg.request, line(msg));
   });
 }
 
-if (connectionLog !== null) {
-  const log = connectionLog;
-  const onConnect = (name: string, line: (m: ConnectMessage) => string): void => {
-    dc.subscribe(`lib:${name}`, (m) => log(line(m as ConnectMessage)));
+if (lib !== null || fetch !== null || websocketDebug !== null) {
+  const onConnect = (name: string, line: (m: ConnectMessage) => string, opens = false): void => {
+    dc.subscribe(`lib:${name}`, (m) => {
+      const msg = m as ConnectMessage;
+      connectionLine(msg.connectParams, line(msg), opens);
+    });
   };
-  onConnect('client:beforeConnect', (m) => `connecting to ${via(m.connectParams)}`);
+  onConnect('client:beforeConnect', (m) => `connecting to ${via(m.connectParams)}`, true);
   onConnect('client:connected', (m) => `connected to ${via(m.connectParams)}`);
   onConnect('client:connectError', (m) => `connection to ${via(m.connectParams)} errored - ${m.error?.message}`);
   onRequest('client:sendHeaders', (m) => `sending request to ${target(m.request)}`);
