@@ -47,8 +47,10 @@ function counting(records: DNSInterceptorRecord[]): { lookup: NonNullable<DNSInt
   const calls: string[] = [];
   return {
     calls,
-    lookup: (hostname, _opts, cb) => {
-      calls.push(hostname);
+    lookup: (origin, _opts, cb) => {
+      // undici hands a custom lookup the origin as a URL, not the bare host name.
+      expect(origin).toBeInstanceOf(URL);
+      calls.push(origin.hostname);
       setImmediate(() => cb(null, records.map((r) => ({ ...r }))));
     },
   };
@@ -195,6 +197,36 @@ describe('custom pick, storage and per-request options', () => {
     expect(await get(d, `http://localhost:${srv.port}`)).toBe('hello from 127.0.0.1');
     expect(calls).toEqual(['fake.test']);
     expect(map.has('localhost')).toBe(false);
+  });
+
+  it('a storage answering undefined for a name it lacks is a miss, not a crash', async () => {
+    const srv = await serveOn('127.0.0.1');
+    const map = new Map<string, DNSInterceptorOriginRecords>();
+    const storage: DNSStorage = {
+      get size() {
+        return map.size;
+      },
+      get: (o) => map.get(o),
+      set: (o, r) => void (r && map.set(o, r)),
+      delete: (o) => void map.delete(o),
+      full: () => false,
+    };
+    const { lookup, calls } = counting([{ address: '127.0.0.1', family: 4 }]);
+    const d = composed({ lookup, storage });
+    expect(await get(d, `http://fake.test:${srv.port}`)).toBe('hello from 127.0.0.1');
+    expect(calls).toEqual(['fake.test']);
+  });
+
+  it('the same address on different ports is two records, each picked in turn', async () => {
+    const a = await serveOn('127.0.0.1');
+    const b = await serveOn('127.0.0.1');
+    const { lookup } = counting([
+      { address: '127.0.0.1', family: 4, port: a.port },
+      { address: '127.0.0.1', family: 4, port: b.port },
+    ]);
+    const d = composed({ lookup });
+    for (let i = 0; i < 4; i++) await get(d, 'http://fake.test');
+    expect([a.seen.length, b.seen.length]).toEqual([2, 2]);
   });
 
   it('per-request dns options override the interceptor', async () => {

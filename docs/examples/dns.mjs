@@ -13,7 +13,7 @@ console.log(await res.body.text());
 let lookups = 0;
 const pinned = new Agent().compose(
   interceptors.dns({
-    lookup: (hostname, _options, callback) => {
+    lookup: (origin, _options, callback) => {
       lookups++;
       callback(null, [{ address: '127.0.0.1', family: 4 }]);
     },

@@ -43,7 +43,8 @@ export interface DNSInterceptorOriginRecords {
 
 export interface DNSStorage {
   readonly size: number;
-  get(origin: string): DNSInterceptorOriginRecords | null;
+  /** The stored records, or null / undefined for none. */
+  get(origin: string): DNSInterceptorOriginRecords | null | undefined;
   set(origin: string, records: DNSInterceptorOriginRecords | null, options: { ttl: number }): void;
   delete(origin: string): void;
   /** True: lookups are skipped (the request goes to the name) and nothing new is stored. */
@@ -58,7 +59,7 @@ export interface DNSLookupOptions {
 }
 
 export type DNSLookup = (
-  hostname: string,
+  origin: URL,
   options: DNSLookupOptions,
   callback: (err: NodeJS.ErrnoException | null, addresses: Iterable<DNSInterceptorRecord>) => void,
 ) => void;
@@ -212,9 +213,9 @@ class DNSInstance {
   }
 
   /** The engine resolves; its cache serves records no older than maxTTL. */
-  #engineLookup: DNSLookup = (hostname, options, cb) => {
+  #engineLookup: DNSLookup = (origin, options, cb) => {
     const family = options.dualStack === false ? (options.affinity ?? 4) : 0;
-    engineLookup(hostname, family, this.maxTTL, (err, addresses) => cb(err, addresses));
+    engineLookup(origin.hostname, family, this.maxTTL, (err, addresses) => cb(err, addresses));
   };
 
   /** Balances between families (when dual-stack with no affinity), round robin within one. */
@@ -231,8 +232,9 @@ class DNSInstance {
     const affinity = overrides?.affinity ?? this.affinity;
     const pick = overrides?.pick ?? this.pick;
     const stored = this.storage.get(origin.hostname);
-    if (stored === null && this.storage.full()) return cb(null, origin.origin);
-    if (stored !== null) {
+    // A storage of the user's may answer a miss with undefined as well as null.
+    if (stored == null && this.storage.full()) return cb(null, origin.origin);
+    if (stored != null) {
       const ip = pick(origin, stored, affinity);
       if (ip != null) return cb(null, addressOrigin(origin, ip));
       this.storage.delete(origin.hostname);
@@ -268,7 +270,7 @@ class DNSInstance {
       cb(null, addressOrigin(origin, ip));
     };
     try {
-      lookup(origin.hostname, options, done);
+      lookup(origin, options, done);
     } catch (err) {
       done(err as Error);
     }
@@ -281,7 +283,8 @@ class DNSInstance {
     const seen = new Set<string>();
     for (const a of addresses) {
       const family = a.family === 6 ? 6 : 4;
-      const key = `${a.address}/${family}`;
+      // The same address on another port is another endpoint (a lookup may give ports).
+      const key = `${a.address}/${family}/${a.port ?? ''}`;
       if (seen.has(key)) continue;
       seen.add(key);
       const ttl = typeof a.ttl === 'number' ? Math.min(a.ttl, this.maxTTL) : this.maxTTL;
@@ -296,7 +299,7 @@ class DNSInstance {
   /** An address of `family` for a retry after a failed connect, or null. */
   other(origin: URL, family: 4 | 6): DNSInterceptorRecord | null {
     const stored = this.storage.get(origin.hostname);
-    return stored === null ? null : pickInFamily(stored.records[family]);
+    return stored == null ? null : pickInFamily(stored.records[family]);
   }
 }
 
