@@ -87,12 +87,25 @@ describe('intercept paths', () => {
     expect(await res.body.text()).toBe('abs');
   });
 
-  it('call history keeps a copy of the request headers', async () => {
+  it("call history keeps the caller's headers value as given (undici's log does)", async () => {
     const a = agent();
-    a.get('http://x.test').intercept({ path: '/' }).reply(200);
+    a.get('http://x.test').intercept({ path: '/' }).reply(200).persist();
     const headers = { 'x-a': '1' };
     await (await a.request({ origin: 'http://x.test', path: '/', method: 'GET', headers })).body.text();
-    headers['x-a'] = 'changed';
-    expect(a.getCallHistory()!.lastCall()!.headers).toEqual({ 'x-a': '1' });
+    expect(a.getCallHistory()!.lastCall()!.headers).toBe(headers);
+    const pairs = ['x-b', '2'];
+    await (await a.request({ origin: 'http://x.test', path: '/', method: 'GET', headers: pairs })).body.text();
+    expect(a.getCallHistory()!.lastCall()!.headers).toBe(pairs);
   });
+
+  for (const [intercepted, requested] of [['', '/'], ['/', ''], ['', ''], ['/', '/'], ['/api/', '/api'], ['/api////', '/api//']]) {
+    it(`ignoreTrailingSlash: an intercept for '${intercepted}' answers a request for '${requested}'`, async () => {
+      const a = new MockAgent({ ignoreTrailingSlash: true });
+      a.disableNetConnect();
+      a.get('http://x.test').intercept({ path: intercepted }).reply(200, 'ok');
+      const res = await a.request({ origin: 'http://x.test', path: requested, method: 'GET' });
+      expect(await res.body.text()).toBe('ok');
+      await a.close();
+    });
+  }
 });

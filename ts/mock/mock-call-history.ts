@@ -3,7 +3,7 @@
 import { InvalidArgumentError } from '../core/errors.js';
 import { withQuery } from '../core/headers.js';
 import type { DispatchOptions } from '../core/types.js';
-import { bodyText, headersAsObject } from './mock-request.js';
+import { bodyText } from './mock-request.js';
 
 const PROPERTIES = [
   'protocol',
@@ -65,7 +65,8 @@ export class MockCallHistoryLog {
     this.searchParams = Object.fromEntries(url.searchParams);
     const body = requestInit.body;
     this.body = body === null ? null : bodyText(body);
-    this.headers = requestInit.headers === null ? null : headersAsObject(requestInit.headers);
+    // The caller's own headers value, as undici keeps it (assertions compare against what was passed).
+    this.headers = requestInit.headers as MockCallHistoryLog['headers'];
   }
 
   /** The log's properties in a Map, in a fixed order. */

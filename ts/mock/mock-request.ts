@@ -73,7 +73,8 @@ export function stripTrailingSlash(path: string): string {
   const q = path.indexOf('?');
   const pathname = q === -1 ? path : path.slice(0, q);
   let end = pathname.length;
-  while (end > 1 && pathname[end - 1] === '/') end--;
+  // '/' itself strips to '' too, so that an intercept for '' and a request for '/' meet.
+  while (end > 0 && pathname[end - 1] === '/') end--;
   return pathname.slice(0, end) + (q === -1 ? '' : path.slice(q));
 }
 
