@@ -4,7 +4,9 @@ import type { Writable } from 'node:stream';
 import type { DispatchController, DispatchHandler, IncomingHeaders } from '../core/types.js';
 import type { CacheKey } from './cache-store.js';
 import { DecoratorHandler } from '../handler/decorator-handler.js';
+import { followedRedirects } from '../handler/redirect-handler.js';
 import { invalidatedPaths, planStore } from './policy.js';
+import { foldChain } from './redirect-chain.js';
 import type { HeaderRecord } from './request-headers.js';
 import { openWriter, safeDelete, type CacheContext } from './store-writer.js';
 
@@ -14,15 +16,23 @@ export class CacheWriteHandler extends DecoratorHandler {
   readonly #key: CacheKey;
   readonly #requestTime = Date.now();
   #writer: Writable | null = null;
+  /** The request context: it records the redirects a redirect interceptor below followed. */
+  #context: object | undefined;
 
-  constructor(ctx: CacheContext, key: CacheKey, handler: DispatchHandler) {
+  constructor(ctx: CacheContext, key: CacheKey, handler: DispatchHandler, context?: object) {
     super(handler);
     this.#ctx = ctx;
     this.#key = key;
+    this.#context = context;
+  }
+
+  override onRequestStart(controller: DispatchController, context: object): void {
+    this.#context = context;
+    this.handler.onRequestStart?.(controller, context);
   }
 
   override onResponseStart(controller: DispatchController, statusCode: number, headers: IncomingHeaders, statusMessage?: string): void {
-    const value = planStore({
+    let value = planStore({
       type: this.#ctx.type,
       cacheByDefault: this.#ctx.cacheByDefault,
       statusCode,
@@ -32,6 +42,8 @@ export class CacheWriteHandler extends DecoratorHandler {
       requestTime: this.#requestTime,
       responseTime: Date.now(),
     });
+    const hops = followedRedirects(this.#context);
+    if (value !== null && hops !== undefined && hops.length > 0) value = foldChain(value, hops, this.#key, this.#ctx, Date.now());
     if (value !== null) {
       const writer = openWriter(this.#ctx.store, this.#key, value);
       writer?.on('error', () => {

@@ -118,6 +118,9 @@ export function planStore(input: StoreInput): CacheValue | null {
     return null;
   }
   if (type === 'shared' && d.private === true) return null;
+  // A cookie is set for the one user this response went to; a shared cache would hand it to the
+  // next (RFC 9111 §7.3 leaves this to the cache; undici refuses the same way).
+  if (type === 'shared' && headers['set-cookie'] !== undefined) return null;
   // §3.5: a shared cache stores answers to authenticated requests only when told it may.
   if (type === 'shared' && requestHeaders.authorization !== undefined) {
     if (d.public !== true && d['must-revalidate'] !== true && d['s-maxage'] === undefined) return null;
@@ -169,6 +172,11 @@ function storedHeaders(headers: Headers, d: CacheControlDirectives, type: CacheT
     if (value !== undefined && !drop.has(name)) out[name] = value;
   }
   return out;
+}
+
+/** Whether a stored response may be served by a cache of `type` (a shared one never replays a cookie). */
+export function servable(entry: Pick<CacheValue, 'headers'>, type: CacheType): boolean {
+  return type === 'private' || !Object.keys(entry.headers).some((name) => name.toLowerCase() === 'set-cookie');
 }
 
 /** Current age of a stored response in whole seconds. */

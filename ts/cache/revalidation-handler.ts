@@ -5,6 +5,7 @@ import type { Duplex } from 'node:stream';
 import type { IncomingHttpHeaders } from 'node:http';
 import { RequestAbortedError } from '../core/errors.js';
 import type { DispatchController, DispatchHandler, IncomingHeaders } from '../core/types.js';
+import { followedRedirects } from '../handler/redirect-handler.js';
 import { CacheWriteHandler } from './cache-handler.js';
 import { continueWithStored, SwitchController, type StoredReply } from './cached-response.js';
 import type { CacheKey, CacheValue } from './cache-store.js';
@@ -16,6 +17,7 @@ import {
   servedHeaders,
   STALE_IF_ERROR_STATUSES,
 } from './policy.js';
+import { answeredByKey } from './redirect-chain.js';
 import type { HeaderRecord } from './request-headers.js';
 import { writeWhole, type CacheContext } from './store-writer.js';
 
@@ -30,6 +32,8 @@ export class RevalidationHandler implements DispatchHandler {
   readonly #requestTime = Date.now();
   readonly #retry: (handler: DispatchHandler) => void;
   #passThrough: CacheWriteHandler | null = null;
+  /** The request context: it records the redirects a redirect interceptor below followed. */
+  #context: object | undefined;
   // A 304 naming another validator updates nothing: the request is sent again, unconditionally.
   #retrying = false;
   // The stored answer to serve once the origin's response is over; null while none applies.
@@ -55,6 +59,7 @@ export class RevalidationHandler implements DispatchHandler {
 
   onRequestStart(controller: DispatchController, context: object): void {
     this.#controller.target = controller;
+    this.#context = context;
     this.#handler.onRequestStart?.(this.#controller, context);
   }
 
@@ -66,7 +71,9 @@ export class RevalidationHandler implements DispatchHandler {
   onResponseStart(controller: DispatchController, statusCode: number, headers: IncomingHeaders, statusMessage?: string): void {
     this.#controller.target = controller;
     if (statusCode === 304) {
-      if (notModifiedMatches(this.#entry, headers)) this.#reply = this.#refresh(headers);
+      // Only the URL that was stored can say it has not changed: a 304 from where a redirect led
+      // (another origin above all) validates nothing here.
+      if (answeredByKey(followedRedirects(this.#context), this.#key) && notModifiedMatches(this.#entry, headers)) this.#reply = this.#refresh(headers);
       else this.#retrying = true;
       return;
     }
@@ -74,7 +81,7 @@ export class RevalidationHandler implements DispatchHandler {
       this.#reply = this.#stale();
       return;
     }
-    this.#passThrough = new CacheWriteHandler(this.#ctx, this.#key, this.#handler);
+    this.#passThrough = new CacheWriteHandler(this.#ctx, this.#key, this.#handler, this.#context);
     this.#passThrough.onResponseStart(this.#controller, statusCode, headers, statusMessage);
   }
 

@@ -32,6 +32,7 @@ import type {
   StreamFactory,
 } from '../core/types.js';
 import type * as T from '../core/types.js';
+import { checkComposeOrder } from './compose-order.js';
 
 
 export abstract class Dispatcher extends EventEmitter {
@@ -114,6 +115,7 @@ export abstract class Dispatcher extends EventEmitter {
         throw new TypeError('invalid interceptor');
       }
     }
+    checkComposeOrder(list);
     return new ComposedDispatcher(this, dispatch);
   }
 }

@@ -19,6 +19,37 @@ export interface RedirectOptions {
   stripHeadersOnCrossOriginRedirect?: string[];
 }
 
+/**
+ * A redirect the handler followed: the 3xx the caller never sees. A cache outside the redirect
+ * interceptor reads these (followedRedirects) to judge the chain before it files the final
+ * response under the URL first asked for.
+ */
+export interface FollowedRedirect {
+  statusCode: number;
+  headers: IncomingHeaders;
+  /** When the 3xx arrived (ms since the epoch). */
+  receivedAt: number;
+  /** The absolute URL it led to; null when the request's origin was unknown (a relative Location). */
+  to: string | null;
+}
+
+// Carried, non-enumerable, on the `history` array of the request context: that array is what
+// reaches the handlers outside (undici's shape), and it survives interceptors copying the context.
+const followed = Symbol('ferro.followedRedirects');
+
+/** The redirects followed so far for the request whose context this is (undefined: no redirect handler). */
+export function followedRedirects(context: unknown): readonly FollowedRedirect[] | undefined {
+  const history = (context as { history?: unknown } | null | undefined)?.history;
+  return Array.isArray(history) ? (history as { [followed]?: FollowedRedirect[] })[followed] : undefined;
+}
+
+/**
+ * A request option (symbol-keyed, so never a header or a public name): header names removed before
+ * any redirect is followed. The cache puts its validators here, since they describe the URL it
+ * revalidates and no other.
+ */
+export const dropOnRedirect = Symbol('ferro.dropOnRedirect');
+
 const REDIRECT_STATUS = new Set([300, 301, 302, 303, 307, 308]);
 // Credentials meant for one origin only (Fetch's CORS-non-wildcard request-header names et al.).
 const CROSS_ORIGIN_DROPPED = new Set(['authorization', 'proxy-authorization', 'cookie']);
@@ -192,11 +223,14 @@ export class RedirectHandler implements DispatchHandler {
     const crossOrigin = origin === null ? /^[a-z][a-z0-9+.-]*:/i.test(location) : target.origin !== origin;
     const strip = this.#strip;
     const stripCross = this.#stripCrossOrigin;
+    const bound = (opts as { [dropOnRedirect]?: readonly string[] })[dropOnRedirect];
     const drop = (name: string): boolean =>
       name === 'host' ||
       (dropContent && name.startsWith('content-')) ||
       (strip !== null && strip.has(name)) ||
+      (bound !== undefined && bound.includes(name)) ||
       (crossOrigin && (CROSS_ORIGIN_DROPPED.has(name) || (stripCross !== null && stripCross.has(name))));
+    this.#followed().push({ statusCode, headers, receivedAt: Date.now(), to: origin === null && !crossOrigin ? null : target.href });
     return {
       ...opts,
       method,
@@ -206,6 +240,14 @@ export class RedirectHandler implements DispatchHandler {
       origin: origin === null && !crossOrigin ? opts.origin : target.origin,
       query: null,
     };
+  }
+
+  /** The record of followed redirects on `history`, made at the first (most requests never need it). */
+  #followed(): FollowedRedirect[] {
+    const history = this.history as { [followed]?: FollowedRedirect[] };
+    let hops = history[followed];
+    if (hops === undefined) Object.defineProperty(history, followed, { value: (hops = []) });
+    return hops;
   }
 
   onResponseData(controller: DispatchController, chunk: Buffer): void {

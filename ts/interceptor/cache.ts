@@ -3,8 +3,10 @@
 import { InvalidArgumentError } from '../core/errors.js';
 import { withQuery } from '../core/headers.js';
 import type { DispatchFn, DispatchHandler, DispatchOptions, DispatcherComposeInterceptor } from '../core/types.js';
+import { markInterceptor } from '../dispatcher/compose-order.js';
 import { detachedController } from '../handler/detached-controller.js';
 import { toControllerHandler } from '../handler/legacy-handler.js';
+import { dropOnRedirect } from '../handler/redirect-handler.js';
 import { CacheWriteHandler, InvalidationHandler } from '../cache/cache-handler.js';
 import { bodyBuffer, serveStored } from '../cache/cached-response.js';
 import {
@@ -22,6 +24,7 @@ import {
   CONDITIONAL_REQUEST_HEADERS,
   requestDirectives,
   reuse,
+  servable,
   servedHeaders,
   staleIfErrorAllows,
   type CacheType,
@@ -29,7 +32,7 @@ import {
 import { originOf } from '../cache/entry-key.js';
 import { headerRecord, type HeaderRecord } from '../cache/request-headers.js';
 import { RevalidationHandler } from '../cache/revalidation-handler.js';
-import { safeGet, warnStore, type CacheContext } from '../cache/store-writer.js';
+import { safeDelete, safeGet, warnStore, type CacheContext } from '../cache/store-writer.js';
 
 export interface CacheInterceptorOptions {
   /** Where responses are kept. Default: a new MemoryCacheStore. */
@@ -78,6 +81,12 @@ function checkOptions(opts: unknown): asserts opts is CacheInterceptorOptions {
 
 const GATEWAY_TIMEOUT = { statusCode: 504, statusMessage: 'Gateway Timeout', headers: {}, body: Buffer.alloc(0) };
 
+/** A conditional request revalidating `found`: its validators are the stored URL's, so no redirect carries them on. */
+function revalidationOptions(opts: DispatchOptions, key: CacheKey, found: GetResult): DispatchOptions {
+  const headers = { ...(key.headers as HeaderRecord), ...conditionalHeaders(found) };
+  return { ...opts, headers, [dropOnRedirect]: CONDITIONAL_REQUEST_HEADERS } as DispatchOptions;
+}
+
 export function cache(options: CacheInterceptorOptions = {}): DispatcherComposeInterceptor {
   checkOptions(options);
   const store = options.store === undefined ? new MemoryCacheStore() : options.store;
@@ -90,10 +99,22 @@ export function cache(options: CacheInterceptorOptions = {}): DispatcherComposeI
   // Background revalidations in flight (stale-while-revalidate): at most one per stored response.
   const revalidating = new Set<string>();
 
-  return (dispatch: DispatchFn, interceptorOrigin?: string | URL | null): DispatchFn => {
+  return markInterceptor<DispatcherComposeInterceptor>((dispatch: DispatchFn, interceptorOrigin?: string | URL | null): DispatchFn => {
+    // Where requests actually go. A Client or Pool passes its own origin: its requests go there
+    // whatever `opts.origin` says, so that is what they are filed under (a request naming another
+    // origin cannot plant a response under it). null: the dispatcher has no single origin that
+    // can be trusted, nothing is cached. undefined (an Agent): each request goes to its own origin.
+    const ownOrigin = interceptorOrigin === null ? null : originOf(interceptorOrigin);
+    const originless = interceptorOrigin === null;
     /** Serves, revalidates or fetches once the store has answered. */
     const answer = (opts: DispatchOptions, handler: DispatchHandler, key: CacheKey, req: CacheControlDirectives, found: GetResult | undefined): boolean => {
       const now = Date.now();
+      if (found !== undefined && !servable(found, ctx.type)) {
+        // Written by a private cache sharing the store, say: never replayed, and dropped.
+        (found.body as { destroy?: () => void } | null | undefined)?.destroy?.();
+        safeDelete(store, key);
+        found = undefined;
+      }
       if (found === undefined || found.deleteAt <= now) {
         if (req['only-if-cached'] !== true) return dispatch(opts, new CacheWriteHandler(ctx, key, handler));
         serveStored(handler, GATEWAY_TIMEOUT);
@@ -108,9 +129,8 @@ export function cache(options: CacheInterceptorOptions = {}): DispatcherComposeI
       const go = (bytes: Buffer): boolean => {
         if (decision === 'revalidate') {
           const staleOnError = staleIfErrorAllows(found, req, ctx.type, now);
-          const conditional = { ...(key.headers as HeaderRecord), ...conditionalHeaders(found) };
           const retry = (h: DispatchHandler): void => void dispatch(opts, new CacheWriteHandler(ctx, key, h));
-          return dispatch({ ...opts, headers: conditional }, new RevalidationHandler(ctx, key, found, bytes, staleOnError, handler, retry));
+          return dispatch(revalidationOptions(opts, key, found), new RevalidationHandler(ctx, key, found, bytes, staleOnError, handler, retry));
         }
         serveStored(handler, {
           statusCode: found.statusCode,
@@ -136,18 +156,22 @@ export function cache(options: CacheInterceptorOptions = {}): DispatcherComposeI
       revalidating.add(id);
       const done = (): void => void revalidating.delete(id);
       const quiet: DispatchHandler = { onResponseEnd: done, onResponseError: done };
-      const conditional = { ...(key.headers as HeaderRecord), ...conditionalHeaders(found) };
       try {
         const retry = (h: DispatchHandler): void => void dispatch(opts, new CacheWriteHandler(ctx, key, h));
-        dispatch({ ...opts, headers: conditional }, new RevalidationHandler(ctx, key, found, body, false, quiet, retry));
+        dispatch(revalidationOptions(opts, key, found), new RevalidationHandler(ctx, key, found, body, false, quiet, retry));
       } catch {
         done();
       }
     };
 
     return (opts: DispatchOptions, handler: DispatchHandler): boolean => {
-      const origin = originOf(opts.origin ?? interceptorOrigin);
+      if (originless) return dispatch(opts, handler);
+      const named = originOf(opts.origin);
+      const origin = ownOrigin ?? named;
       if (origin === null || opts.upgrade || !allowed(origin)) return dispatch(opts, handler);
+      // A request naming no origin, or one that is not a URL ('localhost'), goes on with the real
+      // one, so what runs below (a redirect interceptor above all) knows where it is.
+      if (named === null) opts = { ...opts, origin };
       let path: string;
       let headers: HeaderRecord;
       try {
@@ -179,5 +203,5 @@ export function cache(options: CacheInterceptorOptions = {}): DispatcherComposeI
       }
       return answer(opts, target, key, req, found);
     };
-  };
+  }, 'cache');
 }

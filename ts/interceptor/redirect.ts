@@ -4,6 +4,7 @@ import { InvalidArgumentError } from '../core/errors.js';
 import type { DispatcherComposeInterceptor, DispatchHandler, DispatchOptions } from '../core/types.js';
 import { RedirectHandler, validateRedirectOptions, type RedirectOptions } from '../handler/redirect-handler.js';
 import { spread } from '../core/spread.js';
+import { markInterceptor } from '../dispatcher/compose-order.js';
 
 export type RedirectInterceptorOpts = RedirectOptions;
 
@@ -11,7 +12,7 @@ export function redirect(opts: RedirectInterceptorOpts = {}): DispatcherComposeI
   if (opts === null || typeof opts !== 'object') throw new InvalidArgumentError('redirect: options must be an object');
   validateRedirectOptions(opts);
   const defaults = opts;
-  return (dispatch) =>
+  return markInterceptor<DispatcherComposeInterceptor>((dispatch) =>
     function redirectInterceptor(options: DispatchOptions, handler: DispatchHandler): boolean {
       const {
         maxRedirections = defaults.maxRedirections,
@@ -29,5 +30,5 @@ export function redirect(opts: RedirectInterceptorOpts = {}): DispatcherComposeI
         handler,
       );
       return dispatch(redirects.opts, redirects);
-    };
+    }, 'redirect');
 }
