@@ -3,7 +3,8 @@
 // cache, the origin a response is filed under, and the compose order that keeps those guards on.
 // Every test is an attack through the public API against real loopback servers.
 import { describe, expect, it } from 'vitest';
-import { Agent, Client, Pool, cacheStores, errors, interceptors } from '../ts/index.js';
+import { Agent, BalancedPool, Client, Pool, RetryAgent, RoundRobinPool, cacheStores, errors, interceptors } from '../ts/index.js';
+import type { Dispatcher } from '../ts/index.js';
 import { countingOrigin, type CountingOrigin } from './fixtures/counting-origin.js';
 import { useCleanup } from './fixtures/cleanup.js';
 
@@ -182,16 +183,35 @@ describe('Set-Cookie', () => {
 });
 
 describe('the origin a response is filed under', () => {
-  it("a Client files what its origin answered under that origin, whatever the request's origin says", async () => {
-    const a = track(await countingOrigin((_req, res) => void res.writeHead(200, { 'cache-control': 'max-age=600' }).end('from A')));
+  const single: [string, (origin: string) => Dispatcher][] = [
+    ['Client', (o) => new Client(o)],
+    ['Pool', (o) => new Pool(o)],
+    ['RoundRobinPool', (o) => new RoundRobinPool(o)],
+    ['RetryAgent over a Client', (o) => new RetryAgent(new Client(o))],
+  ];
+
+  it("a dispatcher with one origin files what it answered under that origin, whatever the request's origin says", async () => {
+    for (const [name, make] of single) {
+      const a = track(await countingOrigin((_req, res) => void res.writeHead(200, { 'cache-control': 'max-age=600' }).end('from A')));
+      const b = track(await countingOrigin((_req, res) => void res.writeHead(200, { 'cache-control': 'max-age=600' }).end('from B')));
+      const store = new cacheStores.MemoryCacheStore();
+      const own = track(make(a.origin).compose(interceptors.cache({ store })));
+      expect((await get(own, b.origin, '/data')).body, name).toBe('from A');
+      const agent = track(new Agent().compose(interceptors.cache({ store })));
+      expect((await get(agent, b.origin, '/data')).body, name).toBe('from B');
+      expect((await get(own, a.origin, '/data')).body, name).toBe('from A');
+      expect(a.hits, name).toBe(1);
+    }
+  });
+
+  it('a BalancedPool, whose requests go to any of its upstreams, caches nothing', async () => {
+    const a = track(await countingOrigin((_req, res, hit) => void res.writeHead(200, { 'cache-control': 'max-age=600' }).end(`A ${hit}`)));
     const b = track(await countingOrigin((_req, res) => void res.writeHead(200, { 'cache-control': 'max-age=600' }).end('from B')));
     const store = new cacheStores.MemoryCacheStore();
-    const client = track(new Client(a.origin).compose(interceptors.cache({ store })));
-    expect((await get(client, b.origin, '/data')).body).toBe('from A');
-    const agent = track(new Agent().compose(interceptors.cache({ store })));
-    expect((await get(agent, b.origin, '/data')).body).toBe('from B');
-    expect((await get(client, a.origin, '/data')).body).toBe('from A');
-    expect(a.hits).toBe(1);
+    const balanced = track(new BalancedPool([a.origin]).compose(interceptors.cache({ store })));
+    expect((await get(balanced, b.origin, '/data')).body).toBe('A 1');
+    expect((await get(balanced, b.origin, '/data')).body).toBe('A 2');
+    expect(store.count).toBe(0);
   });
 
   it("caches requests on a Client or Pool whose origin is not a URL ('localhost'), matching origins case-insensitively", async () => {
@@ -199,7 +219,8 @@ describe('the origin a response is filed under', () => {
       const origin = track(
         await countingOrigin((_req, res, hit) => void res.writeHead(200, { 'cache-control': 'max-age=600' }).end(`hit ${hit}`)),
       );
-      const cached = track(make(origin.origin).compose(interceptors.cache({ origins: [origin.origin.toUpperCase()] })));
+      const listed = `${origin.origin.toUpperCase()}/`;
+      const cached = track(make(origin.origin).compose(interceptors.cache({ origins: [listed] })));
       expect((await get(cached, 'localhost', '/')).body).toBe('hit 1');
       expect((await get(cached, 'localhost', '/')).body).toBe('hit 1');
       expect(origin.hits).toBe(1);

@@ -163,6 +163,12 @@ export class BalancedPool extends DispatcherBase {
     return best;
   }
 
+  // A request goes to whichever upstream is picked, not to its `origin`: interceptors get no origin
+  // to file it under (the cache passes such requests through, as in undici).
+  protected override get composeOrigin(): null {
+    return null;
+  }
+
   dispatch(opts: DispatchOptions, handler: DispatchHandler): boolean {
     this.checkHandler(handler);
     const refused = this.refusal(opts);

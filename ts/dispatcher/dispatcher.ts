@@ -93,8 +93,12 @@ export abstract class Dispatcher extends EventEmitter {
     return (apiUpgrade<TOpaque>).call(this, options, callback);
   }
 
-  /** The origin this dispatcher serves, when it serves only one (Client, Pool). */
-  protected get composeOrigin(): string | undefined {
+  /**
+   * Given to interceptors by compose (as undici does): the origin every request goes to, whatever
+   * its `origin` option says (Client, Pool); undefined when each request goes to its own (Agent);
+   * null when they go to one of several origins (BalancedPool), so none can be trusted.
+   */
+  protected get composeOrigin(): string | null | undefined {
     return undefined;
   }
 
@@ -110,7 +114,7 @@ export abstract class Dispatcher extends EventEmitter {
         throw new TypeError(`invalid interceptor, expected function received ${typeof interceptor}`);
       }
       // Like undici, interceptors also get the dispatcher's own origin (for requests without one).
-      dispatch = (interceptor as (d: DispatchFn, origin?: string) => DispatchFn)(dispatch, this.composeOrigin);
+      dispatch = (interceptor as (d: DispatchFn, origin?: string | null) => DispatchFn)(dispatch, this.composeOrigin);
       if (dispatch == null || typeof dispatch !== 'function' || dispatch.length !== 2) {
         throw new TypeError('invalid interceptor');
       }
@@ -141,6 +145,11 @@ export abstract class DelegatingDispatcher extends Dispatcher {
     this.inner = inner;
   }
 
+  // Requests go where the wrapped dispatcher sends them.
+  protected override get composeOrigin(): string | null | undefined {
+    return (this.inner as unknown as { composeOrigin: string | null | undefined }).composeOrigin;
+  }
+
   close(): Promise<void>;
   close(callback: () => void): void;
   close(callback?: () => void): Promise<void> | void {
@@ -167,10 +176,6 @@ export class ComposedDispatcher extends DelegatingDispatcher {
 
   dispatch(options: DispatchOptions, handler: DispatchHandler): boolean {
     return this.#dispatch(options, handler);
-  }
-
-  protected override get composeOrigin(): string | undefined {
-    return (this.inner as unknown as { composeOrigin: string | undefined }).composeOrigin;
   }
 }
 

@@ -62,6 +62,10 @@ export class RoundRobinPool extends DispatcherBase {
     this.#clientTtl = clientTtl || null;
   }
 
+  protected override get composeOrigin(): string {
+    return this.#origin.origin;
+  }
+
   /** The Clients' stats added up, with the requests waiting here counted as pending. */
   get stats(): PoolStats {
     const total = emptyStats();

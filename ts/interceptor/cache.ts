@@ -93,7 +93,8 @@ export function cache(options: CacheInterceptorOptions = {}): DispatcherComposeI
   assertCacheStore(store, 'store');
   const methods = new Set<string>(options.methods ?? ['GET']);
   const ctx: CacheContext = { store, type: options.type ?? 'shared', cacheByDefault: options.cacheByDefault };
-  const origins = options.origins?.map((o) => (typeof o === 'string' ? o.toLowerCase() : o));
+  // Compared with the serialized origin of where a request goes (lower case, no default port).
+  const origins = options.origins?.map((o) => (typeof o === 'string' ? (originOf(o) ?? o.toLowerCase()) : o));
   const allowed = (origin: string): boolean =>
     origins === undefined || origins.some((o) => (typeof o === 'string' ? o === origin : o.test(origin)));
   // Background revalidations in flight (stale-while-revalidate): at most one per stored response.
