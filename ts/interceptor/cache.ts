@@ -2,6 +2,7 @@
 // stale-while-revalidate and stale-if-error, over any store with the undici store interface.
 import { InvalidArgumentError } from '../core/errors.js';
 import { withQuery } from '../core/headers.js';
+import { spread } from '../core/spread.js';
 import type { DispatchFn, DispatchHandler, DispatchOptions, DispatcherComposeInterceptor } from '../core/types.js';
 import { markInterceptor } from '../dispatcher/compose-order.js';
 import { detachedController } from '../handler/detached-controller.js';
@@ -172,7 +173,7 @@ export function cache(options: CacheInterceptorOptions = {}): DispatcherComposeI
       if (origin === null || opts.upgrade || !allowed(origin)) return dispatch(opts, handler);
       // A request naming no origin, or one that is not a URL ('localhost'), goes on with the real
       // one, so what runs below (a redirect interceptor above all) knows where it is.
-      if (named === null) opts = { ...opts, origin };
+      if (named === null) opts = spread(opts, { origin });
       let path: string;
       let headers: HeaderRecord;
       try {
