@@ -172,9 +172,24 @@ export class RetryHandler implements DispatchHandler {
       this.#continueWith(controller, statusCode, headers);
       return;
     }
+    if (statusCode === 206) {
+      const range = parseContentRange(headers['content-range']);
+      const mismatch = range === null ? null : this.#rangeLengthMismatch(statusCode, headers, range);
+      if (mismatch !== null) {
+        controller.abort(mismatch);
+        return;
+      }
+    }
     this.#headersSent = true;
     this.#checkpoint(statusCode, headers);
     this.#handler.onResponseStart?.(this.#controller, statusCode, headers, statusMessage);
+  }
+
+  /** A 206 whose content-length disagrees with its content-range cannot be stitched into one body. */
+  #rangeLengthMismatch(statusCode: number, headers: IncomingHeaders, range: ContentRange): RequestRetryError | null {
+    const length = headers['content-length'];
+    if (typeof length !== 'string' || Number(length) === range.end - range.start + 1) return null;
+    return new RequestRetryError('Content-Length mismatch', statusCode, { headers, data: { count: this.#counter } });
   }
 
   /** Notes where the body stands so a cut can be resumed (2xx bodies of GET-like requests). */
@@ -200,22 +215,26 @@ export class RetryHandler implements DispatchHandler {
 
   /** A later attempt's response must carry on exactly where the caller's body stopped. */
   #continueWith(controller: DispatchController, statusCode: number, headers: IncomingHeaders): void {
+    // undici's messages, word for word: callers match on them.
     let problem: string | null = null;
     const etag = headers.etag;
     if (this.#etag !== null && etag !== this.#etag) {
-      problem = 'ETag mismatch: the resource changed while resuming';
+      problem = 'ETag mismatch';
     } else if (statusCode === 200 && this.#position === 0 && !this.#ranged) {
       // Nothing was delivered yet: a full response is as good as the first, if it is as long.
       const length = headers['content-length'];
       if (this.#end !== null && length !== undefined && length !== String(this.#end + 1)) {
-        problem = 'Content-Length mismatch: the resource changed';
+        problem = 'Content-Length mismatch';
       }
     } else if (statusCode !== 206) {
-      problem = `the server cannot resume the body (status ${statusCode} to a Range request)`;
+      problem = 'server does not support the range header and the payload was partially consumed';
     } else {
       const range = parseContentRange(headers['content-range']);
       if (range === null || range.start !== this.#position || (this.#end !== null && range.end !== this.#end)) {
-        problem = 'Content-Range mismatch: the server resumed from another offset';
+        problem = 'Content-Range mismatch';
+      } else {
+        const mismatch = this.#rangeLengthMismatch(statusCode, headers, range);
+        if (mismatch !== null) return void controller.abort(mismatch);
       }
     }
     if (problem !== null) {
