@@ -120,8 +120,11 @@ describe('deduplicate', () => {
     const res = await reader;
     expect(Buffer.from(await res.body.arrayBuffer()).equals(body)).toBe(true);
     const err = await failed;
-    expect(err).toBeInstanceOf(errors.AbortError);
-    expect((err as InstanceType<typeof errors.AbortError>).code).toBe('UND_ERR_ABORT');
+    expect(err).toBeInstanceOf(errors.RequestAbortedError);
+    expect(err).toMatchObject({
+      code: 'UND_ERR_ABORTED',
+      message: 'Deduplicated waiting handler exceeded maxBufferSize (65536 bytes) while paused',
+    });
     expect(origin.hits).toBe(1);
   });
 
@@ -201,11 +204,22 @@ describe('deduplicate', () => {
     }
   });
 
-  it('rejects bad options with InvalidArgumentError', () => {
-    expect(() => interceptors.deduplicate({ methods: ['POST'] })).toThrow(errors.InvalidArgumentError);
-    expect(() => interceptors.deduplicate({ methods: [] })).toThrow(errors.InvalidArgumentError);
-    expect(() => interceptors.deduplicate({ maxBufferSize: -1 })).toThrow(errors.InvalidArgumentError);
-    expect(() => interceptors.deduplicate({ excludeHeaderNames: 'x' as unknown as string[] })).toThrow(errors.InvalidArgumentError);
-    expect(() => interceptors.deduplicate(null as unknown as DeduplicateInterceptorOptions)).toThrow(errors.InvalidArgumentError);
+  it("rejects bad options with undici's TypeErrors, word for word", () => {
+    const cases: [unknown, string][] = [
+      [{ methods: ['POST'] }, 'expected opts.methods to only contain safe HTTP methods, got POST'],
+      [{ methods: 'GET' }, 'expected opts.methods to be an array, got string'],
+      [{ maxBufferSize: 0 }, 'expected opts.maxBufferSize to be a positive finite number, got 0'],
+      [{ maxBufferSize: -1 }, 'expected opts.maxBufferSize to be a positive finite number, got -1'],
+      [{ skipHeaderNames: 'x' }, 'expected opts.skipHeaderNames to be an array, got string'],
+      [{ excludeHeaderNames: 'x' }, 'expected opts.excludeHeaderNames to be an array, got string'],
+      [null, 'expected type of opts to be an Object, got null'],
+    ];
+    for (const [opts, message] of cases) {
+      const make = () => interceptors.deduplicate(opts as DeduplicateInterceptorOptions);
+      expect(make).toThrow(TypeError);
+      expect(make).toThrow(message);
+    }
+    // An empty list is allowed, as in undici: nothing is deduplicated.
+    expect(() => interceptors.deduplicate({ methods: [] })).not.toThrow();
   });
 });

@@ -4,7 +4,7 @@
 // (up to maxBufferSize), aborting detaches only it, and the shared request is cancelled only
 // when no caller is left.
 import diagnosticsChannel from 'node:diagnostics_channel';
-import { AbortError, InvalidArgumentError, RequestAbortedError } from '../core/errors.js';
+import { RequestAbortedError } from '../core/errors.js';
 import { withQuery } from '../core/headers.js';
 import type {
   DispatchController,
@@ -46,11 +46,12 @@ export interface PendingRequestsMessage {
 
 export const pendingRequestsChannel = diagnosticsChannel.channel('lib:request:pending-requests');
 
+// Option checks throw TypeError with undici's messages, word for word: code written for undici
+// matches on both.
 function nameList(value: unknown, name: string): Set<string> {
   if (value === undefined) return new Set();
-  if (!Array.isArray(value) || !value.every((v) => typeof v === 'string')) {
-    throw new InvalidArgumentError(`${name} must be an array of strings`);
-  }
+  if (!Array.isArray(value)) throw new TypeError(`expected opts.${name} to be an array, got ${typeof value}`);
+  if (!value.every((v) => typeof v === 'string')) throw new TypeError(`expected opts.${name} to only contain strings`);
   return new Set(value.map((v: string) => v.toLowerCase()));
 }
 
@@ -101,7 +102,7 @@ class Caller extends RequestController {
       this.#buffered.push(chunk);
       this.#bufferedBytes += chunk.length;
       if (this.#bufferedBytes > maxBufferSize) {
-        this.abort(new AbortError(`deduplicated response: more than maxBufferSize (${maxBufferSize} bytes) buffered for a paused caller`));
+        this.abort(new RequestAbortedError(`Deduplicated waiting handler exceeded maxBufferSize (${maxBufferSize} bytes) while paused`));
       }
       return;
     }
@@ -229,22 +230,19 @@ class SharedRequest implements DispatchHandler {
 
 export function deduplicate(options: DeduplicateInterceptorOptions = {}): DispatcherComposeInterceptor {
   if (typeof options !== 'object' || options === null) {
-    throw new InvalidArgumentError(`deduplicate options must be an object, got ${options === null ? 'null' : typeof options}`);
+    throw new TypeError(`expected type of opts to be an Object, got ${options === null ? 'null' : typeof options}`);
   }
-  const methods = new Set(options.methods ?? ['GET']);
-  if (!Array.isArray(options.methods ?? []) || methods.size === 0) {
-    throw new InvalidArgumentError('methods must be a non-empty array of safe methods (GET, HEAD, OPTIONS, TRACE)');
+  const methodList: unknown = options.methods ?? ['GET'];
+  if (!Array.isArray(methodList)) throw new TypeError(`expected opts.methods to be an array, got ${typeof methodList}`);
+  for (const m of methodList) {
+    if (!SAFE_METHODS.has(m)) throw new TypeError(`expected opts.methods to only contain safe HTTP methods, got ${String(m)}`);
   }
-  for (const m of methods) {
-    if (!SAFE_METHODS.has(m)) {
-      throw new InvalidArgumentError(`methods: only safe methods can be deduplicated (GET, HEAD, OPTIONS, TRACE), got ${String(m)}`);
-    }
-  }
+  const methods = new Set<string>(methodList);
   const skip = nameList(options.skipHeaderNames, 'skipHeaderNames');
   const exclude = nameList(options.excludeHeaderNames, 'excludeHeaderNames');
   const { maxBufferSize = 5 * 1024 * 1024 } = options;
-  if (typeof maxBufferSize !== 'number' || !(maxBufferSize >= 0) || !Number.isFinite(maxBufferSize)) {
-    throw new InvalidArgumentError(`maxBufferSize must be a non-negative number of bytes, got ${String(maxBufferSize)}`);
+  if (typeof maxBufferSize !== 'number' || !Number.isFinite(maxBufferSize) || maxBufferSize <= 0) {
+    throw new TypeError(`expected opts.maxBufferSize to be a positive finite number, got ${String(maxBufferSize)}`);
   }
   const pending = new Map<string, SharedRequest>();
 
