@@ -1,17 +1,20 @@
-// Feeds a streamed request body (a Readable, an async or a sync iterable) into the engine.
+// Feeds a streamed request body (a stream, an async or a sync iterable) into the engine.
 //
 // - An iterable's request goes to the engine only once it produced its first chunk (undici also
 //   writes the head together with the first chunk): one that fails before that fails the request
-//   with nothing on the wire; one that fails later aborts it, which closes its connection. A
-//   Readable's request goes at once: pipeline() users may read the response before writing.
+//   with nothing on the wire; one that fails later aborts it, which closes its connection. So
+//   does a stream with a declared content-length. A stream without one (chunked) goes at once:
+//   pipeline() users may read the response before writing.
+// - A chunk that would take the body past its declared content-length fails the request before
+//   it is written (nothing at all is sent when it is the first).
 // - Always-ready sources (generators, arrays) never starve the event loop: the pump yields a
 //   macrotask every YIELD_BYTES, so engine events (a response that ended early) get through.
-// - When the request settles (completed, failed or aborted), the source is released: a Readable
-//   is destroyed, an iterator is returned.
-import { Readable } from 'node:stream';
+// - Streams are read and let go by stream-reader.ts; an iterator is returned when the request
+//   settles (completed, failed or aborted).
+import { RequestContentLengthMismatchError } from '../../core/errors.js';
+import { isEventStream, type EventStream, type StreamBody } from '../../core/request-body.js';
 import type { EngineRequest } from './engine-request.js';
-import type { StreamBody } from '../../core/request-body.js';
-
+import { StreamReader } from './stream-reader.js';
 
 /** Bytes (a chunk counts at least MIN_CHUNK_COST) fed between two yields to the event loop. */
 const YIELD_BYTES = 64 * 1024;
@@ -33,49 +36,61 @@ export function chunkBytes(chunk: unknown): Buffer {
   throw new TypeError(`Received an invalid body chunk of type ${typeof chunk}`);
 }
 
-function iteratorOf(source: StreamBody): AnyIterator {
+function iteratorOf(source: Iterable<unknown> | AsyncIterable<unknown>): AnyIterator {
   const asyncIt = (source as AsyncIterable<unknown>)[Symbol.asyncIterator];
   if (typeof asyncIt === 'function') return asyncIt.call(source);
   return (source as Iterable<unknown>)[Symbol.iterator]();
 }
 
 /**
- * Runs the body of `req`. `dispatchHead(first)` hands the request to the engine with the first
- * chunk (null: the source was empty; undefined: streamed, nothing read yet) and returns false
- * when the engine refused it.
+ * Watches a stream whose whole content went to the engine as bytes (core/request-body.ts): a
+ * late 'error' still fails the request, and the stream is let go when it settles.
+ */
+export function watchEndedStream(req: EngineRequest, stream: EventStream): void {
+  const reader = new StreamReader(stream, (err) => req.abort(err), true);
+  req.onSettle = (err) => reader.release(err);
+}
+
+/**
+ * Runs the body of `req`. `length` is its declared content-length. `dispatchHead(first)` hands
+ * the request to the engine with the first chunk (null: the source was empty; undefined:
+ * streamed, nothing read yet) and returns false when the engine refused it.
  */
 export async function pumpBody(
   req: EngineRequest,
   source: StreamBody,
+  length: number | null,
   dispatchHead: (first: Buffer | null | undefined) => boolean,
 ): Promise<void> {
-  const it = iteratorOf(source);
-  let finished = false;
-  const release = (err: Error | null): void => {
-    if (finished) return;
-    finished = true;
-    if (source instanceof Readable) {
-      if (!source.destroyed) {
-        source.on('error', noop);
-        source.destroy(err ?? undefined);
-      }
-      return;
-    }
-    try {
-      const r = it.return?.();
-      if (r instanceof Promise) r.catch(noop);
-    } catch {
-      /* a generator that is running cannot be returned; it sees the request is done next step */
-    }
+  /** The request is with the engine: a failure from now on aborts it (closing its connection). */
+  let handed = false;
+  const failWith = (err: Error): void => {
+    if (handed) req.abort(err);
+    else req.fail(err);
   };
-  req.onSettle = release;
+  let it: AnyIterator;
+  if (isEventStream(source)) {
+    const reader = new StreamReader(source, failWith);
+    req.onSettle = (err) => reader.release(err);
+    it = reader;
+  } else {
+    const iterator = iteratorOf(source);
+    req.onSettle = () => {
+      try {
+        const r = iterator.return?.();
+        if (r instanceof Promise) r.catch(noop);
+      } catch {
+        /* a generator that is running cannot be returned; it sees the request is done next step */
+      }
+    };
+    it = iterator;
+  }
 
+  let written = 0;
   let budget = 0;
-  if (source instanceof Readable) {
-    if (!dispatchHead(undefined)) {
-      finished = true;
-      return;
-    }
+  if (isEventStream(source) && length === null) {
+    if (!dispatchHead(undefined)) return;
+    handed = true;
   } else {
     let first: Buffer | null;
     try {
@@ -86,10 +101,13 @@ export async function pumpBody(
       return;
     }
     if (req.done) return;
-    if (!dispatchHead(first) || first === null) {
-      finished = true;
+    if (first !== null && length !== null && first.length > length) {
+      req.fail(new RequestContentLengthMismatchError());
       return;
     }
+    if (!dispatchHead(first) || first === null) return;
+    handed = true;
+    written = first.length;
     budget = first.length + MIN_CHUNK_COST;
   }
   try {
@@ -102,15 +120,16 @@ export async function pumpBody(
       const chunk = await pull(it);
       if (req.done) return;
       if (chunk === null) break;
+      written += chunk.length;
+      if (length !== null && written > length) throw new RequestContentLengthMismatchError();
       budget += chunk.length + MIN_CHUNK_COST;
       if (!req.writeBody(chunk)) await req.drained();
       if (req.done) return;
     }
-    finished = true;
     req.endBody();
   } catch (err) {
     // Some of the body is on the wire: the request is aborted, which closes its connection.
-    req.abort(err as Error);
+    failWith(err as Error);
   }
 }
 

@@ -17,7 +17,7 @@ import { resolveBodyFactory } from '../../handler/replayable-body.js';
 import { DispatcherBase } from '../dispatcher-base.js';
 import { emptyStats, type PoolStats } from '../stats.js';
 import { Bridge } from './bridged-sockets.js';
-import { pumpBody } from './body-pump.js';
+import { pumpBody, watchEndedStream } from './body-pump.js';
 import { EngineRequest, type RequestOwner } from './engine-request.js';
 import { engineSettings, type EngineDispatcherOptions } from './pool-options.js';
 import { PoolEvents } from './pool-events.js';
@@ -102,7 +102,10 @@ export class EngineDispatcher extends DispatcherBase implements RequestOwner {
       checkRequestOptions(opts);
       // A body factory (ts/handler/replayable-body.ts) makes a fresh body for each attempt.
       const body = typeof opts.body === 'function' ? resolveBodyFactory(opts.body) : opts.body;
-      this.#send(req, opts, packRequest(opts, requestBodyParts(body), this.#host, this.#strictContentLength));
+      const parts = requestBodyParts(body);
+      // A stream read out whole is watched from here: a failure to pack it still lets it go.
+      if (parts.ended !== null) watchEndedStream(req, parts.ended);
+      this.#send(req, opts, packRequest(opts, parts, this.#host, this.#strictContentLength));
     } catch (err) {
       req.fail(err as Error);
       return false;
@@ -134,7 +137,7 @@ export class EngineDispatcher extends DispatcherBase implements RequestOwner {
       this.#hand(req, head, p.body, flags, headersTimeout, bodyTimeout, -1);
       return;
     }
-    void pumpBody(req, p.stream, (first) => {
+    void pumpBody(req, p.stream, p.contentLength, (first) => {
       if (first !== null) {
         if (!this.#hand(req, head, null, flags, headersTimeout, bodyTimeout, p.contentLength ?? -1)) return false;
         if (first !== undefined) req.writeBody(first);

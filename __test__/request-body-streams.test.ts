@@ -1,0 +1,287 @@
+// Stream request bodies as undici takes them (issue 35, items 2, 3 and 14): anything with pipe()
+// and on() is a stream; a response that completes first leaves the caller's stream to its owner;
+// and the lifecycle rules of a streamed body (empty, known length, mismatch, end, late error).
+import { describe, expect, it } from 'vitest';
+import { EventEmitter, once } from 'node:events';
+import { request as httpRequest, type IncomingMessage } from 'node:http';
+import type { Socket } from 'node:net';
+import { PassThrough, Readable } from 'node:stream';
+import { Client, errors } from '../ts/index.js';
+import { httpServer, rawServer } from './fixtures/servers.js';
+import { useCleanup } from './fixtures/cleanup.js';
+
+const cleanup = useCleanup();
+const track = cleanup.track;
+
+/** Echoes the body, and the framing headers it came with as x-cl / x-te. */
+async function echoServer() {
+  return track(
+    await httpServer((req, res) => {
+      const parts: Buffer[] = [];
+      req.on('data', (c: Buffer) => parts.push(c));
+      req.on('end', () => {
+        res.setHeader('x-cl', String(req.headers['content-length'] ?? 'none'));
+        res.setHeader('x-te', String(req.headers['transfer-encoding'] ?? 'none'));
+        res.end(Buffer.concat(parts));
+      });
+    }),
+  );
+}
+
+/**
+ * A pre-streams2 stream as `form-data`'s CombinedStream or readable-stream@2 are: an EventEmitter
+ * with pipe / pause / resume that emits 'data' while flowing and starts only when resumed.
+ */
+class LegacyStream extends EventEmitter {
+  readable = true;
+  paused = true;
+  pauses = 0;
+  destroyed = false;
+  #chunks: Buffer[];
+  /** Without an end: it goes quiet when its chunks run out. */
+  #endless: boolean;
+  constructor(chunks: Buffer[], endless = false) {
+    super();
+    this.#chunks = chunks;
+    this.#endless = endless;
+  }
+  pipe<T extends NodeJS.WritableStream>(dest: T): T {
+    this.on('data', (c: Buffer) => dest.write(c));
+    this.on('end', () => dest.end());
+    this.resume();
+    return dest;
+  }
+  pause(): this {
+    if (!this.paused) this.pauses++;
+    this.paused = true;
+    return this;
+  }
+  resume(): this {
+    if (!this.paused) return this;
+    this.paused = false;
+    setImmediate(() => this.#flow());
+    return this;
+  }
+  destroy(): void {
+    this.destroyed = true;
+    this.emit('close');
+  }
+  #flow(): void {
+    while (!this.paused && !this.destroyed) {
+      const c = this.#chunks.shift();
+      if (c === undefined) {
+        if (this.#endless) return;
+        this.readable = false;
+        this.emit('end');
+        return;
+      }
+      this.emit('data', c);
+    }
+  }
+}
+
+describe('duck-typed streams (anything with pipe and on)', () => {
+  it('a legacy stream that starts on resume() is sent whole', async () => {
+    const srv = await echoServer();
+    const client = track(new Client(srv.origin));
+    const body = new LegacyStream([Buffer.from('one,'), Buffer.from('two,'), Buffer.from('three')]);
+    const res = await client.request({ path: '/', method: 'POST', body: body as unknown as Readable });
+    expect(res.headers['x-te']).toBe('chunked');
+    expect(await res.body.text()).toBe('one,two,three');
+  });
+
+  it('a legacy stream is paused while the engine is full, and arrives byte-exact', async () => {
+    // The server reads nothing until the source was told to pause.
+    let source!: LegacyStream;
+    const srv = track(
+      await httpServer((req, res) => {
+        req.pause();
+        const parts: Buffer[] = [];
+        const start = (): void => {
+          req.on('data', (c: Buffer) => parts.push(c));
+          req.on('end', () => res.end(String(Buffer.concat(parts).length)));
+          req.resume();
+        };
+        const wait = (): void => (source.pauses > 0 ? start() : void setTimeout(wait, 5));
+        wait();
+      }),
+    );
+    const client = track(new Client(srv.origin));
+    const chunk = Buffer.alloc(64 * 1024, 'z');
+    const chunks = Array.from({ length: 256 }, () => chunk);
+    source = new LegacyStream(chunks);
+    const res = await client.request({ path: '/', method: 'POST', body: source as unknown as Readable });
+    expect(await res.body.text()).toBe(String(256 * chunk.length));
+    expect(source.pauses).toBeGreaterThan(0);
+  });
+
+  it("a legacy stream's 'error' fails the request with that error", async () => {
+    const srv = await echoServer();
+    const client = track(new Client(srv.origin));
+    const body = new LegacyStream([Buffer.from('partial')], true);
+    const boom = new Error('legacy source failed');
+    body.once('data', () => setImmediate(() => body.emit('error', boom)));
+    await expect(client.request({ path: '/', method: 'POST', body: body as unknown as Readable })).rejects.toBe(boom);
+  });
+});
+
+/** Answers every request at once, without reading its body, and ends the response. */
+async function earlyServer() {
+  return track(
+    await httpServer((req, res) => {
+      res.end('early');
+    }),
+  );
+}
+
+describe('a response that completes before the body was sent', () => {
+  it("leaves the caller's stream undestroyed, without ferro's listeners, for its owner to use", async () => {
+    const srv = await earlyServer();
+    const client = track(new Client(srv.origin));
+    const body = new PassThrough();
+    body.write('first part');
+    const dataListeners = body.listenerCount('data');
+    const res = await client.request({ path: '/', method: 'PUT', body });
+    expect(await res.body.text()).toBe('early');
+    // The settle is reported after the response's end: give it the turn it takes.
+    await new Promise((r) => setImmediate(r));
+    expect(body.destroyed).toBe(false);
+    expect(body.listenerCount('data')).toBe(dataListeners);
+    // The owner still has it: what it writes now can still be read.
+    body.end('rest');
+    body.resume();
+    const parts: Buffer[] = [];
+    body.on('data', (c: Buffer) => parts.push(c));
+    await once(body, 'end');
+    expect(Buffer.concat(parts).toString()).toContain('rest');
+  });
+
+  it('a proxy forwarding its incoming request can still answer its own client', async () => {
+    const upstream = await earlyServer();
+    const proxyClient = track(new Client(upstream.origin));
+    const incoming: IncomingMessage[] = [];
+    const proxy = track(
+      await httpServer((req, res) => {
+        incoming.push(req);
+        proxyClient.request({ path: '/', method: 'PUT', body: req }).then(
+          async ({ statusCode, body }) => {
+            const text = await body.text();
+            res.writeHead(statusCode, { 'x-proxied': '1' });
+            res.end(`proxied ${text}`);
+          },
+          (err: Error) => res.destroy(err),
+        );
+      }),
+    );
+    // The proxy's client sends part of its body and waits for the answer before the rest.
+    const reply = await new Promise<{ status: number; text: string; req: ReturnType<typeof httpRequest> }>(
+      (resolve, reject) => {
+        const req = httpRequest(`${proxy.origin}/`, { method: 'PUT', headers: { 'transfer-encoding': 'chunked' } });
+        req.on('error', reject);
+        req.on('response', (res) => {
+          const parts: Buffer[] = [];
+          res.on('data', (c: Buffer) => parts.push(c));
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(parts).toString(), req }));
+          res.on('error', reject);
+        });
+        req.write('the first part of a long upload');
+      },
+    );
+    expect(reply.status).toBe(200);
+    expect(reply.text).toBe('proxied early');
+    expect(incoming[0]!.destroyed).toBe(false);
+    reply.req.end();
+  });
+});
+
+describe('the lifecycle of a streamed body', () => {
+  it('an empty stream that has ended is sent with content-length: 0, and destroyed at its end', async () => {
+    const srv = await echoServer();
+    const client = track(new Client(srv.origin));
+    const body = new Readable({ autoDestroy: false, read() {} });
+    body.push(null);
+    const res = await client.request({ path: '/', method: 'POST', body });
+    expect(res.headers['x-cl']).toBe('0');
+    expect(res.headers['x-te']).toBe('none');
+    expect(await res.body.text()).toBe('');
+    expect(body.destroyed).toBe(true);
+  });
+
+  it('a body that does not destroy itself is destroyed at its end', async () => {
+    const srv = await echoServer();
+    const client = track(new Client(srv.origin));
+    const body = new Readable({ autoDestroy: false, read() {} });
+    body.push('abc');
+    setImmediate(() => body.push(null));
+    const res = await client.request({ path: '/', method: 'POST', body });
+    expect(await res.body.text()).toBe('abc');
+    expect(body.destroyed).toBe(true);
+  });
+
+  it("GET and HEAD: the caller's content-length gives way to the body's own length", async () => {
+    const srv = await echoServer();
+    const client = track(new Client(srv.origin));
+    const body = new Readable({
+      read() {
+        this.push('asd');
+        this.push(null);
+      },
+    });
+    const get = await client.request({ path: '/', method: 'GET', headers: { 'content-length': '4' }, body });
+    expect(get.headers['x-cl']).toBe('3');
+    expect(await get.body.text()).toBe('asd');
+    const head = await client.request({ path: '/', method: 'HEAD', headers: { 'content-length': '10' } });
+    expect(head.headers['x-cl']).toBe('none');
+    await head.body.text();
+  });
+
+  for (const kind of ['Readable', 'async iterable'] as const) {
+    it(`a ${kind} longer than its content-length fails before anything is sent`, async () => {
+      let received = '';
+      const srv = track(
+        await rawServer((socket: Socket) => {
+          socket.on('error', () => {});
+          socket.on('data', (c: Buffer) => {
+            received += c.toString('latin1');
+            if (received.endsWith('\r\n\r\n')) socket.write('HTTP/1.1 200 OK\r\ncontent-length: 0\r\n\r\n');
+          });
+        }),
+      );
+      const client = track(new Client(srv.origin));
+      const stream = new Readable({
+        read() {
+          setImmediate(() => {
+            this.push('asdasdasdkajsdnasdkjasnd');
+            this.push(null);
+          });
+        },
+      });
+      const body = kind === 'Readable' ? stream : (async function* () { yield* stream; })();
+      await expect(
+        client.request({ path: '/', method: 'PUT', headers: { 'content-length': '10' }, body }),
+      ).rejects.toBeInstanceOf(errors.RequestContentLengthMismatchError);
+      // The next request is the first thing the server hears.
+      await (await client.request({ path: '/next', method: 'GET' })).body.text();
+      expect(received.split('\r\n')[0]).toBe('GET /next HTTP/1.1');
+    });
+  }
+
+  it("an 'error' the body emits after it ended still fails the request", async () => {
+    const boom = new Error('late');
+    let body!: Readable;
+    const srv = track(
+      await httpServer((req, res) => {
+        req.resume();
+        req.on('end', () => {
+          // The request is on the wire and its body was read whole: then the stream fails.
+          body.emit('error', boom);
+          setImmediate(() => res.end('ok'));
+        });
+      }),
+    );
+    const client = track(new Client(srv.origin));
+    body = new Readable({ read() {} });
+    body.push(null);
+    await expect(client.request({ path: '/', method: 'POST', body })).rejects.toBe(boom);
+  });
+});
