@@ -31,9 +31,17 @@ class EngineDecodeStream extends Transform {
 
   override _read(size: number): void {
     const waiting = this.#waiting;
-    if (waiting === null) return super._read(size);
-    this.#waiting = null;
-    this.#pump(() => this.#decoder.read(), waiting);
+    if (waiting !== null) {
+      this.#waiting = null;
+      this.#pump(() => this.#decoder.read(), waiting);
+      if (this.#waiting !== null) return; // pushed until full: the next _read goes on
+    }
+    // Transform's own _read releases the write callback it parks when a transform finishes with
+    // its readable buffer at or past the high-water mark. Finishing the held transform just above
+    // can park it, and Readable calls _read again only after a push, so release it now: otherwise
+    // no more input is asked for and the body stalls. (Seen on Node 20, whose 16 KiB mark is
+    // below one 64 KiB decoded step.)
+    super._read(size);
   }
 
   #pump(first: () => Buffer | null, callback: TransformCallback): void {
