@@ -43,6 +43,20 @@ describe('cache after a redirect chain', () => {
     }
   });
 
+  it('judges the chain the same with deduplicate between the cache and the redirect', async () => {
+    const origin = track(
+      await countingOrigin((req, res) => {
+        if (req.url !== '/me') res.writeHead(200, { 'cache-control': 'public, max-age=600' }).end(`profile of ${req.url}`);
+        else if (req.headers.cookie === undefined) res.writeHead(401).end('who are you?');
+        else res.writeHead(302, { location: '/users/alice', 'cache-control': 'max-age=600' }).end();
+      }),
+    );
+    const { redirect, deduplicate, cache } = interceptors;
+    const agent = track(new Agent().compose(redirect({ maxRedirections: 3 }), deduplicate(), cache()));
+    expect((await get(agent, origin.origin, '/me', { cookie: 'alice' })).body).toBe('profile of /users/alice');
+    expect(await get(agent, origin.origin, '/me')).toMatchObject({ status: 401 });
+  });
+
   it('a hop marked no-store keeps the chain out of the store', async () => {
     let target = '/users/alice';
     const origin = track(

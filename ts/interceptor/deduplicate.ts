@@ -193,7 +193,10 @@ class SharedRequest implements DispatchHandler {
     else if (c.paused) c.resume();
   }
 
-  onRequestStart(controller: DispatchController): void {
+  onRequestStart(controller: DispatchController, context: object): void {
+    // Callers hold this object since they joined: they see what the request carries from below
+    // (a redirect's history, which a cache outside judges a chain by).
+    Object.assign(this.#context, context);
     this.controller = controller;
     if (this.#settled) controller.abort(new RequestAbortedError());
   }
