@@ -146,6 +146,28 @@ describe('cache and other origins', () => {
     expect(other.hits).toBeGreaterThan(0);
   });
 
+  it('an error from another origin does not let a stored response stand in (stale-if-error)', async () => {
+    const other = track(await countingOrigin((_req, res) => void res.writeHead(503).end('login is down')));
+    let loginAt = other.origin;
+    const site = track(
+      await countingOrigin((req, res) => {
+        if (req.headers.authorization === 'alice') {
+          res.writeHead(200, { 'cache-control': 'public, no-cache, stale-if-error=600', etag: '"v1"' }).end('alice secret');
+        } else {
+          res.writeHead(302, { location: `${loginAt}/login` }).end();
+        }
+      }),
+    );
+    const agent = track(new Agent().compose(redirectThenCache()));
+    expect((await get(agent, site.origin, '/doc', { authorization: 'alice' })).body).toBe('alice secret');
+    expect(await get(agent, site.origin, '/doc')).toMatchObject({ status: 503, body: 'login is down' });
+    // The same when the other origin cannot be reached at all.
+    const closed = await countingOrigin(() => {});
+    loginAt = closed.origin;
+    await closed.close();
+    await expect(get(agent, site.origin, '/doc')).rejects.toThrow();
+  });
+
   it('a revalidation redirected within the origin is not validated by the other URL', async () => {
     let moved = false;
     const origin = track(

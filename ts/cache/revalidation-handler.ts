@@ -70,14 +70,15 @@ export class RevalidationHandler implements DispatchHandler {
 
   onResponseStart(controller: DispatchController, statusCode: number, headers: IncomingHeaders, statusMessage?: string): void {
     this.#controller.target = controller;
+    // Only the URL that was stored speaks for it: a 304 or an error from where a redirect led
+    // (another origin above all) neither validates it nor lets it stand in stale.
+    const own = answeredByKey(followedRedirects(this.#context), this.#key);
     if (statusCode === 304) {
-      // Only the URL that was stored can say it has not changed: a 304 from where a redirect led
-      // (another origin above all) validates nothing here.
-      if (answeredByKey(followedRedirects(this.#context), this.#key) && notModifiedMatches(this.#entry, headers)) this.#reply = this.#refresh(headers);
+      if (own && notModifiedMatches(this.#entry, headers)) this.#reply = this.#refresh(headers);
       else this.#retrying = true;
       return;
     }
-    if (this.#staleOnError && STALE_IF_ERROR_STATUSES.has(statusCode)) {
+    if (own && this.#staleOnError && STALE_IF_ERROR_STATUSES.has(statusCode)) {
       this.#reply = this.#stale();
       return;
     }
@@ -122,7 +123,7 @@ export class RevalidationHandler implements DispatchHandler {
       return;
     }
     // The origin failed before answering: a stale response may stand in (stale-if-error).
-    if (this.#reply === null && this.#staleOnError) this.#reply = this.#stale();
+    if (this.#reply === null && this.#staleOnError && answeredByKey(followedRedirects(this.#context), this.#key)) this.#reply = this.#stale();
     if (this.#reply !== null && !this.#controller.abortedByHandler) {
       continueWithStored(this.#handler, this.#controller, this.#reply);
       return;
