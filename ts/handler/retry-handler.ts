@@ -188,7 +188,7 @@ export class RetryHandler implements DispatchHandler {
   /** A 206 whose content-length disagrees with its content-range cannot be stitched into one body. */
   #rangeLengthMismatch(statusCode: number, headers: IncomingHeaders, range: ContentRange): RequestRetryError | null {
     const length = headers['content-length'];
-    if (typeof length !== 'string' || Number(length) === range.end - range.start + 1) return null;
+    if (typeof length !== 'string' || range.end === null || Number(length) === range.end - range.start + 1) return null;
     return new RequestRetryError('Content-Length mismatch', statusCode, { headers, data: { count: this.#counter } });
   }
 
