@@ -12,7 +12,7 @@ export type LibHeaders =
   | null;
 
 export type HttpMethod =
-  | 'GET' | 'HEAD' | 'POST' | 'PUT' | 'DELETE' | 'CONNECT' | 'OPTIONS' | 'TRACE' | 'PATCH'
+  | 'GET' | 'HEAD' | 'POST' | 'PUT' | 'DELETE' | 'CONNECT' | 'OPTIONS' | 'TRACE' | 'PATCH' | 'QUERY'
   | (string & {});
 
 export type RequestBody =
