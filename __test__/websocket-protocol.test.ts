@@ -50,13 +50,13 @@ describe('WebSocket: failing the connection', () => {
     expect(await failWith(frame(1, 'x', { rsv1: true }))).toBe(1002); // no deflate negotiated
   });
 
-  it('a message over maxMessageSize → 1009', async () => {
-    expect(await failWith(frame(2, Buffer.alloc(2000)), { maxMessageSize: 1000 })).toBe(1009);
-    expect(await failWith(Buffer.concat([frame(2, Buffer.alloc(600), { fin: false }), frame(0, Buffer.alloc(600))]), { maxMessageSize: 1000 })).toBe(1009);
+  it('a message over maxPayloadSize → 1009', async () => {
+    expect(await failWith(frame(2, Buffer.alloc(2000)), { maxPayloadSize: 1000 })).toBe(1009);
+    expect(await failWith(Buffer.concat([frame(2, Buffer.alloc(600), { fin: false }), frame(0, Buffer.alloc(600))]), { maxPayloadSize: 1000 })).toBe(1009);
   });
 
-  it('rejects a bad maxMessageSize at construction', () => {
-    expect(() => new WebSocket('ws://127.0.0.1:1/', { maxMessageSize: -1 })).toThrow(TypeError);
+  it('rejects a bad maxPayloadSize at construction', () => {
+    expect(() => new WebSocket('ws://127.0.0.1:1/', { maxPayloadSize: -1 })).toThrow(TypeError);
   });
 });
 
@@ -90,10 +90,10 @@ describe('WebSocket: permessage-deflate', () => {
     expect([...new Uint8Array((await next()).data as ArrayBuffer)]).toEqual([1, 2, 3]);
   });
 
-  it('bounds decompression by maxMessageSize → 1009', async () => {
+  it('bounds decompression by maxPayloadSize → 1009', async () => {
     const { peer, start } = deflateServer('permessage-deflate');
     const s = await start();
-    const ws = await opened(socket(s.ws, { maxMessageSize: 64 * 1024 }));
+    const ws = await opened(socket(s.ws, { maxPayloadSize: 64 * 1024 }));
     const p = await peer;
     const closed = closeOf(ws);
     const bomb = deflateMessage(Buffer.alloc(10 * 1024 * 1024));

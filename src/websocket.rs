@@ -15,6 +15,9 @@ const CLOSE: u8 = 5;
 const WRITE: u8 = 6;
 /// payload: close code sent u16 LE | reason
 const FAIL: u8 = 7;
+/// payload: bytes of the chunk taken u32 LE; the codec's replies reached its budget: send them,
+/// then feed the rest (always the last event of a batch)
+const STOP: u8 = 8;
 
 /// `feed`'s sink: decoded events packed into `events`; frames the codec answers with (pongs, the
 /// close reply) appended to the connection's outgoing bytes, announced by an empty WRITE event.
@@ -74,6 +77,29 @@ fn hand_over<'env>(env: &'env Env, v: &mut Vec<u8>) -> Result<Option<Either<Buff
     Ok(Some(Either::A(b)))
 }
 
+/// The engine's receive limits when none are given (undici's defaults).
+#[napi(object)]
+pub struct WebSocketLimits {
+    pub max_payload_size: f64,
+    pub max_fragments: f64,
+}
+
+// Called only through its napi registration, which a non-addon build (clippy, tests) does not see.
+#[allow(dead_code)]
+#[napi(catch_unwind)]
+pub fn websocket_default_limits() -> WebSocketLimits {
+    WebSocketLimits { max_payload_size: ws::DEFAULT_MAX_MESSAGE as f64, max_fragments: ws::DEFAULT_MAX_FRAGMENTS as f64 }
+}
+
+/// A limit from JS: 0 turns it off (as undici's options do).
+fn limit(n: f64) -> usize {
+    if n > 0.0 {
+        n.min(usize::MAX as f64) as usize
+    } else {
+        usize::MAX
+    }
+}
+
 /// The `Sec-WebSocket-Extensions` value a client offers.
 // Called only through its napi registration, which a non-addon build (clippy, tests) does not see.
 #[allow(dead_code)]
@@ -94,20 +120,25 @@ pub struct NativeWebSocket {
 #[napi]
 impl NativeWebSocket {
     /// `extensions`: the server's `Sec-WebSocket-Extensions` answer; throws when it accepted
-    /// something not offered. `max_message`: bytes; 0 or less: the default.
+    /// something not offered. `max_payload_size`: bytes a message may have (compressed and
+    /// decompressed); `max_fragments`: frames it may come in; 0 for either: no limit.
     #[napi(constructor, catch_unwind)]
-    pub fn new(extensions: String, max_message: f64) -> Result<Self> {
+    pub fn new(extensions: String, max_payload_size: f64, max_fragments: f64) -> Result<Self> {
         let deflate = ws::parse_extensions(&extensions).map_err(Error::from_reason)?;
-        let max = if max_message > 0.0 { max_message.min(usize::MAX as f64) as usize } else { ws::DEFAULT_MAX_MESSAGE };
-        Ok(NativeWebSocket { codec: Codec::new(max, deflate), out: Vec::new(), events: Vec::new() })
+        let codec = Codec::new(limit(max_payload_size), deflate).with_max_fragments(limit(max_fragments));
+        Ok(NativeWebSocket { codec, out: Vec::new(), events: Vec::new() })
     }
 
     /// Decodes bytes read from the server into packed events (null: none). A WRITE event means
-    /// the codec queued frames of its own (see `takeFrames`).
+    /// the codec queued frames of its own (see `takeFrames`); a STOP event, that it took only part
+    /// of `chunk`.
     #[napi(catch_unwind)]
     pub fn feed<'env>(&mut self, env: &'env Env, chunk: BufferSlice<'_>) -> Result<Option<Either<BufferSlice<'env>, Buffer>>> {
         let mut sink = Packer { events: &mut self.events, out: &mut self.out };
-        self.codec.feed(&chunk, &mut sink);
+        let took = self.codec.feed(&chunk, &mut sink);
+        if took < chunk.len() {
+            sink.push(STOP, &[&(took as u32).to_le_bytes()]);
+        }
         hand_over(env, &mut self.events)
     }
 

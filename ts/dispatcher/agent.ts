@@ -41,6 +41,7 @@ export class Agent extends DispatcherBase {
     if (opts.maxOrigins != null && (!Number.isInteger(opts.maxOrigins) || opts.maxOrigins < 1)) {
       throw new InvalidArgumentError('maxOrigins must be a number greater than 0');
     }
+    this.setWebSocketOptions(opts.webSocket);
     this.#opts = { ...opts };
     this.#factory = opts.factory ?? ((o, p) => defaultFactory(o, p as AgentOptions));
   }

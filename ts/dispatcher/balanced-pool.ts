@@ -75,6 +75,7 @@ export class BalancedPool extends DispatcherBase {
     super();
     if (options === null || typeof options !== 'object') throw new InvalidArgumentError('invalid options');
     const { factory, maxWeightPerServer, errorPenalty, ...poolOpts } = options;
+    this.setWebSocketOptions(poolOpts.webSocket);
     if (factory != null && typeof factory !== 'function') throw new InvalidArgumentError('factory must be a function.');
     this.#factory = factory ?? ((origin, opts) => new Pool(origin, opts as PoolOptions));
     this.#maxWeight = positive(maxWeightPerServer, 'maxWeightPerServer', 100);

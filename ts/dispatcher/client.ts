@@ -7,5 +7,6 @@ export type ClientOptions = EngineDispatcherOptions;
 export class Client extends EngineDispatcher {
   constructor(url: string | URL | UrlObject, options: ClientOptions = {}) {
     super(url, options ?? {}, 1);
+    this.setWebSocketOptions(options?.webSocket);
   }
 }

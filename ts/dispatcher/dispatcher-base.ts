@@ -6,6 +6,7 @@ import { ClientClosedError, ClientDestroyedError, InvalidArgumentError } from '.
 import { assertHandlerObject } from '../core/request.js';
 import type { DispatchHandler } from '../core/types.js';
 import { Dispatcher } from './dispatcher.js';
+import { DEFAULT_LIMITS, resolveLimits, type WebSocketLimits, type WebSocketOptions } from '../websocket/limits.js';
 
 export type LifecycleCallback = (err: Error | null, data: null) => void;
 
@@ -28,6 +29,19 @@ function refuse(err: Error, callback: LifecycleCallback | undefined): Promise<vo
 export abstract class DispatcherBase extends Dispatcher {
   #closed = false;
   #destroyed = false;
+  #webSocket: Readonly<WebSocketLimits> = DEFAULT_LIMITS;
+
+  /** undici's getter: the limits of WebSocket connections made through this dispatcher. */
+  get webSocketOptions(): WebSocketOptions {
+    return { ...this.#webSocket };
+  }
+
+  /** Takes the `webSocket` option (undici's, on every dispatcher that has options). */
+  protected setWebSocketOptions(opts: unknown): void {
+    if (opts == null) return;
+    if (typeof opts !== 'object') throw new InvalidArgumentError('webSocket must be an object');
+    this.#webSocket = resolveLimits(opts as WebSocketOptions, null, (message) => new InvalidArgumentError(message));
+  }
 
   get closed(): boolean {
     return this.#closed;

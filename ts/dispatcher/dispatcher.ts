@@ -33,6 +33,7 @@ import type {
 } from '../core/types.js';
 import type * as T from '../core/types.js';
 import { checkComposeOrder } from './compose-order.js';
+import { dispatcherLimits, type WebSocketOptions } from '../websocket/limits.js';
 
 
 export abstract class Dispatcher extends EventEmitter {
@@ -143,6 +144,11 @@ export abstract class DelegatingDispatcher extends Dispatcher {
   constructor(inner: Dispatcher) {
     super();
     this.inner = inner;
+  }
+
+  /** The wrapped dispatcher's WebSocket limits (undici's wrappers forward them too). */
+  get webSocketOptions(): WebSocketOptions | undefined {
+    return dispatcherLimits(this.inner) ?? undefined;
   }
 
   // Requests go where the wrapped dispatcher sends them.

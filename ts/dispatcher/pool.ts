@@ -28,6 +28,7 @@ export class Pool extends EngineDispatcher {
     }
     const { factory, clientTtl, ...engineOptions } = options ?? {};
     super(url, engineOptions, connections);
+    this.setWebSocketOptions(engineOptions.webSocket);
     if (factory == null && clientTtl == null) {
       this.#clients = null;
       return;

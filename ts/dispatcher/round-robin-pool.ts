@@ -44,6 +44,7 @@ export class RoundRobinPool extends DispatcherBase {
     super();
     if (options === null || typeof options !== 'object') throw new InvalidArgumentError('invalid options');
     const { factory, connections, clientTtl, ...rest } = options;
+    this.setWebSocketOptions(rest.webSocket);
     if (connections != null && (typeof connections !== 'number' || !Number.isFinite(connections) || connections < 0)) {
       throw new InvalidArgumentError('invalid connections');
     }

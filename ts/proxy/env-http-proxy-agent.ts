@@ -33,6 +33,7 @@ export class EnvHttpProxyAgent extends RoutingDispatcher {
   constructor(opts: EnvHttpProxyAgentOptions = {}) {
     super();
     const { httpProxy, httpsProxy, noProxy, ...agentOpts } = opts ?? {};
+    this.setWebSocketOptions(agentOpts.webSocket);
     this.#direct = new Agent(agentOpts);
     const http = httpProxy ?? env('http_proxy');
     this.#http = http ? new ProxyAgent({ ...agentOpts, uri: http }) : this.#direct;

@@ -5,6 +5,7 @@ import type { Duplex } from 'node:stream';
 import { hasSubscribers, publish } from '../core/diagnostics.js';
 import type { Dispatcher } from '../dispatcher/dispatcher.js';
 import { openHandshake } from './handshake.js';
+import type { WebSocketLimits } from './limits.js';
 import { createCodec, decodeEvents, type CodecSink, type NativeWebSocket } from './native.js';
 
 export const CONNECTING = 0;
@@ -14,7 +15,6 @@ export const CLOSED = 3;
 
 /** How long to wait for the server to finish the closing handshake before dropping the socket. */
 const CLOSE_TIMEOUT_MS = 30_000;
-
 
 export interface CloseInfo {
   wasClean: boolean;
@@ -36,8 +36,7 @@ export interface ConnectionOptions {
   protocols: string[];
   headers: HeadersInit | null | undefined;
   dispatcher: Dispatcher;
-  /** Largest message accepted, in bytes (0: the engine's default). */
-  maxMessageSize: number;
+  limits: WebSocketLimits;
 }
 
 export class WebSocketConnection implements CodecSink {
@@ -50,13 +49,24 @@ export class WebSocketConnection implements CodecSink {
   #received: { code: number; reason: string } | null = null;
   #error: Error | null = null;
   #timer: NodeJS.Timeout | null = null;
-  readonly #maxMessageSize: number;
+  readonly #limits: WebSocketLimits;
   readonly #url: string;
+  /** A reader (WebSocketStream) asked for no more messages for now. */
+  #readerFull = false;
+  /**
+   * Our replies to the server (pongs) wait in a full write queue: reading stops until it drains,
+   * so a server that sends pings and never reads cannot grow the queue (GHSA-9fm3-97px-rjf6).
+   */
+  #writeBlocked = false;
+  /** The codec queued frames of its own while decoding the current chunk. */
+  #replied = false;
+  /** Fails the connection when the blocked queue makes no progress (see #watchStall). */
+  #stallTimer: NodeJS.Timeout | null = null;
 
   constructor(opts: ConnectionOptions, host: ConnectionHost) {
     this.#host = host;
     this.#url = opts.url.href;
-    this.#maxMessageSize = opts.maxMessageSize;
+    this.#limits = opts.limits;
     this.#abortHandshake = openHandshake(opts, (err, result) => {
       this.#abortHandshake = null;
       if (err !== null || result === null) {
@@ -70,7 +80,7 @@ export class WebSocketConnection implements CodecSink {
         return;
       }
       try {
-        this.#codec = createCodec(result.extensions, this.#maxMessageSize);
+        this.#codec = createCodec(result.extensions, this.#limits.maxPayloadSize, this.#limits.maxFragments);
       } catch (e) {
         result.socket.destroy();
         return this.#closed(new TypeError(`WebSocket handshake failed: ${(e as Error).message}`));
@@ -93,14 +103,27 @@ export class WebSocketConnection implements CodecSink {
 
   #attach(socket: Duplex): void {
     this.#socket = socket;
-    socket.on('data', (chunk: Buffer) => {
-      const events = this.#codec?.feed(chunk) ?? null;
-      if (events !== null) decodeEvents(events, this);
-    });
+    socket.on('data', (chunk: Buffer) => this.#read(socket, chunk));
     // The server finished: nothing more can come, so the connection is over.
     socket.on('end', () => socket.destroy());
     socket.on('error', (err: Error) => (this.#error ??= err));
     socket.on('close', () => this.#closed(null));
+  }
+
+  /**
+   * Decodes `chunk`. The codec stops early when its replies (pongs) reach a budget: they are sent
+   * and, if the write queue is then full, the rest goes back to the socket until it drains.
+   */
+  #read(socket: Duplex, chunk: Buffer): void {
+    let rest = chunk;
+    for (;;) {
+      const events = this.#codec?.feed(rest) ?? null;
+      const took = events === null ? -1 : decodeEvents(events, this);
+      if (this.#replied) this.#sendReplies();
+      if (took < 0) return;
+      rest = rest.subarray(took);
+      if (this.#writeBlocked && this.readyState === OPEN) return void socket.unshift(rest);
+    }
   }
 
   /**
@@ -177,15 +200,70 @@ export class WebSocketConnection implements CodecSink {
     }
     this.readyState = CLOSING;
     if (this.#codec!.close(code ?? -1, reason)) this.#queued(0);
-    // The server's close frame may sit behind unread messages: read on, whatever a reader wants.
-    this.setReading(true);
+    this.#applyReading();
     this.#armTimer();
   }
 
-  /** Stops (true) or restarts reading from the server. */
+  /** A reader stops (false) or restarts (true) reading from the server. */
   setReading(reading: boolean): void {
-    if (reading) this.#socket?.resume();
+    this.#readerFull = !reading;
+    this.#applyReading();
+  }
+
+  #applyReading(): void {
+    // Once our close went out pings are no longer answered, and the server's close frame may sit
+    // behind unread messages: read on, whatever a reader wants or the write queue holds.
+    const closing = this.readyState === CLOSING;
+    if (closing || (!this.#readerFull && !this.#writeBlocked)) this.#socket?.resume();
     else this.#socket?.pause();
+  }
+
+  /**
+   * Writes the codec's replies at once, not a microtask later, so the write queue's state is known
+   * before more is decoded: a full one stops reading until it drains, as undici does.
+   */
+  #sendReplies(): void {
+    this.#replied = false;
+    this.#flush();
+    const socket = this.#socket;
+    if (socket === null || this.#writeBlocked || !socket.writableNeedDrain) return;
+    this.#writeBlocked = true;
+    this.#applyReading();
+    socket.once('drain', () => {
+      this.#writeBlocked = false;
+      this.#clearStall();
+      this.#applyReading();
+    });
+    this.#watchStall(socket, socket.writableLength);
+  }
+
+  /**
+   * While reading waits for the write queue, fails the connection with 1008 if the server takes
+   * none of it for `stalledWriteTimeout` ms: it sends and never reads, and the connection would
+   * otherwise hang for ever with our replies in memory.
+   */
+  #watchStall(socket: Duplex, queued: number): void {
+    const ms = this.#limits.stalledWriteTimeout;
+    if (ms === 0) return;
+    this.#stallTimer = setTimeout(() => {
+      this.#stallTimer = null;
+      if (!this.#writeBlocked || socket.destroyed) return;
+      // Some of the queue went out: the server reads, slowly. Keep waiting.
+      if (socket.writableLength < queued) return this.#watchStall(socket, socket.writableLength);
+      this.#error ??= new TypeError(
+        `WebSocket connection failed (1008): the server left ${socket.writableLength} bytes of our frames unread for ${ms} ms`,
+      );
+      // The close frame is queued behind what the server does not read: it cannot arrive, so the
+      // connection ends here.
+      this.#codec?.close(1008, '');
+      this.readyState = CLOSING;
+      socket.destroy();
+    }, ms).unref();
+  }
+
+  #clearStall(): void {
+    if (this.#stallTimer !== null) clearTimeout(this.#stallTimer);
+    this.#stallTimer = null;
   }
 
   #armTimer(): void {
@@ -200,7 +278,7 @@ export class WebSocketConnection implements CodecSink {
     this.#flush();
     const socket = this.#socket;
     if (socket !== null && !socket.destroyed && !socket.writableEnded) socket.end();
-    this.setReading(true);
+    this.#applyReading();
     this.#armTimer();
   }
 
@@ -209,6 +287,7 @@ export class WebSocketConnection implements CodecSink {
     this.readyState = CLOSED;
     if (this.#timer !== null) clearTimeout(this.#timer);
     this.#timer = null;
+    this.#clearStall();
     const received = this.#received;
     const wasClean = this.#codec?.closedCleanly === true && this.#error === null;
     const info: CloseInfo =
@@ -238,7 +317,8 @@ export class WebSocketConnection implements CodecSink {
     this.#finishWriting();
   }
   onWrite(): void {
-    this.#queued(0);
+    // Sent when the chunk is decoded (#sendReplies).
+    this.#replied = true;
   }
   onFail(code: number, reason: string): void {
     this.#error ??= new TypeError(`WebSocket connection failed (${code}): ${reason}`);

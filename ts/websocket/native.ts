@@ -18,15 +18,18 @@ export interface NativeWebSocket {
 }
 
 interface WebSocketBinding {
-  NativeWebSocket: new (extensions: string, maxMessage: number) => NativeWebSocket;
+  NativeWebSocket: new (extensions: string, maxPayloadSize: number, maxFragments: number) => NativeWebSocket;
   websocketExtensionOffer(): string;
 }
 
 const native = binding as unknown as WebSocketBinding;
 
-/** The codec for a connection whose server answered `extensions`; throws if they are unacceptable. */
-export function createCodec(extensions: string, maxMessage: number): NativeWebSocket {
-  return new native.NativeWebSocket(extensions, maxMessage);
+/**
+ * The codec for a connection whose server answered `extensions`; throws if they are unacceptable.
+ * Limits of 0 are off.
+ */
+export function createCodec(extensions: string, maxPayloadSize: number, maxFragments: number): NativeWebSocket {
+  return new native.NativeWebSocket(extensions, maxPayloadSize, maxFragments);
 }
 
 /** The `Sec-WebSocket-Extensions` offer (permessage-deflate, as browsers send it). */
@@ -52,9 +55,15 @@ const PONG = 4;
 const CLOSE = 5;
 const WRITE = 6;
 const FAIL = 7;
+const STOP = 8;
 
-/** Routes one `feed` result (`kind u8 | length u32 LE | payload`…) to `sink`. */
-export function decodeEvents(batch: Buffer, sink: CodecSink): void {
+/**
+ * Routes one `feed` result (`kind u8 | length u32 LE | payload`…) to `sink`. Returns -1 when the
+ * codec took the whole chunk, else how many bytes of it (its replies reached their budget: send
+ * them, then feed the rest).
+ */
+export function decodeEvents(batch: Buffer, sink: CodecSink): number {
+  let took = -1;
   let o = 0;
   while (o < batch.length) {
     const kind = batch[o]!;
@@ -86,6 +95,10 @@ export function decodeEvents(batch: Buffer, sink: CodecSink): void {
       case FAIL:
         sink.onFail(batch.readUInt16LE(start), batch.toString('utf8', start + 2, end));
         break;
+      case STOP:
+        took = batch.readUInt32LE(start);
+        break;
     }
   }
+  return took;
 }

@@ -5,15 +5,15 @@ import type { Dispatcher } from '../dispatcher/dispatcher.js';
 import { getGlobalDispatcher } from '../dispatcher/global.js';
 import { parseProtocols, parseWebSocketUrl } from './handshake.js';
 import { OPEN, WebSocketConnection, type CloseInfo, type ConnectionHost } from './connection.js';
-import { bytesOf, checkCloseArgs } from './websocket.js';
+import type { WebSocketOptions } from './limits.js';
+import { bytesOf, checkCloseArgs, limitsFor } from './websocket.js';
 
-export interface WebSocketStreamOptions {
+/** ferro / undici extras (dispatcher, headers, the receive limits), as for WebSocket. */
+export interface WebSocketStreamOptions extends WebSocketOptions {
   protocols?: string | string[];
   signal?: AbortSignal | null;
-  /** ferro / undici extras, as for WebSocket. */
   dispatcher?: Dispatcher;
   headers?: HeadersInit;
-  maxMessageSize?: number;
 }
 
 export interface WebSocketCloseInfo {
@@ -88,6 +88,8 @@ export class WebSocketStream {
     this.#url = parseWebSocketUrl(url);
     const protocols = parseProtocols(options.protocols);
     const signal = options.signal ?? null;
+    const dispatcher = options.dispatcher ?? getGlobalDispatcher();
+    const limits = limitsFor(options, dispatcher);
     if (signal?.aborted) throw signal.reason ?? new DOMException('This operation was aborted', 'AbortError');
     const host: ConnectionHost = {
       onOpen: (protocol, extensions) => this.#onOpen(protocol, extensions),
@@ -101,8 +103,8 @@ export class WebSocketStream {
         url: this.#url,
         protocols,
         headers: options.headers,
-        dispatcher: options.dispatcher ?? getGlobalDispatcher(),
-        maxMessageSize: options.maxMessageSize ?? 0,
+        dispatcher,
+        limits,
       },
       host,
     );

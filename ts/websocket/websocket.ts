@@ -6,16 +6,24 @@ import { getGlobalDispatcher } from '../dispatcher/global.js';
 import { CloseEvent, ErrorEvent, MessageEvent } from './events.js';
 import { parseProtocols, parseWebSocketUrl } from './handshake.js';
 import { CLOSED, CLOSING, CONNECTING, OPEN, WebSocketConnection, type CloseInfo, type ConnectionHost } from './connection.js';
+import { dispatcherLimits, resolveLimits, type WebSocketLimits, type WebSocketOptions } from './limits.js';
 
 export type BinaryType = 'blob' | 'arraybuffer';
 
-export interface WebSocketInit {
+/**
+ * ferro also takes the receive limits here (`maxPayloadSize`, `maxFragments`,
+ * `stalledWriteTimeout`); each one given wins over the dispatcher's `webSocket` option.
+ */
+export interface WebSocketInit extends WebSocketOptions {
   protocols?: string | string[];
   /** Default: the global dispatcher. */
   dispatcher?: Dispatcher;
   headers?: HeadersInit;
-  /** ferro: the largest message accepted, in bytes (default 64 MiB); larger ones close with 1009. */
-  maxMessageSize?: number;
+}
+
+/** The limits a socket made with `init` over `dispatcher` runs with. */
+export function limitsFor(init: WebSocketOptions, dispatcher: Dispatcher): WebSocketLimits {
+  return resolveLimits(init, dispatcherLimits(dispatcher), (message) => new TypeError(message));
 }
 
 export interface WebSocketEventMap {
@@ -82,8 +90,8 @@ export class WebSocket extends EventTarget {
     this.#url = parseWebSocketUrl(url);
     this.#origin = this.#url.origin;
     const list = parseProtocols(init.protocols);
-    const maxMessageSize = init.maxMessageSize ?? 0;
-    if (typeof maxMessageSize !== 'number' || !(maxMessageSize >= 0)) throw new TypeError('maxMessageSize must be a non-negative number');
+    const dispatcher = init.dispatcher ?? getGlobalDispatcher();
+    const limits = limitsFor(init, dispatcher);
     const host: ConnectionHost = {
       onOpen: (protocol, extensions) => {
         this.#protocol = protocol;
@@ -96,7 +104,7 @@ export class WebSocket extends EventTarget {
       onClose: (info, error) => this.#onClose(info, error),
     };
     this.#conn = new WebSocketConnection(
-      { url: this.#url, protocols: list, headers: init.headers, dispatcher: init.dispatcher ?? getGlobalDispatcher(), maxMessageSize },
+      { url: this.#url, protocols: list, headers: init.headers, dispatcher, limits },
       host,
     );
   }

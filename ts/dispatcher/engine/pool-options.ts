@@ -6,6 +6,7 @@ import { InvalidArgumentError } from '../../core/errors.js';
 import { planConnector } from './connector-plan.js';
 import { h2PoolConfig, type H2Options } from './h2-options.js';
 import { tlsConfig } from './tls-options.js';
+import type { WebSocketOptions } from '../../websocket/limits.js';
 
 export interface EngineDispatcherOptions {
   socketPath?: string | null;
@@ -36,6 +37,8 @@ export interface EngineDispatcherOptions {
   connectionWindowSize?: number;
   pingInterval?: number;
   useH2c?: boolean;
+  /** Limits of WebSocket connections made through this dispatcher (undici's option). */
+  webSocket?: WebSocketOptions | null;
   /**
    * How the engine is driven (docs/performance.md): `'inline'` on this thread's event loop,
    * `'threaded'` on a thread of its own. Default: `FERRO_ENGINE`, else chosen for the machine.

@@ -1,9 +1,9 @@
 //! Invariant checks on the WebSocket codec, shared by the fuzz target `ws_frames` (`fuzz/`,
 //! feature `fuzzing`) and the codec's tests: each check panics when an invariant is violated,
 //! which AFL records as a crash and `cargo test` as a failure.
-use super::close_code::{INVALID_DATA, PROTOCOL_ERROR, TOO_BIG};
+use super::close_code::{INVALID_DATA, POLICY_VIOLATION, PROTOCOL_ERROR, TOO_BIG};
 use super::frame::{self, apply_mask};
-use super::{is_valid_close_code, Codec, DeflateParams, Sink};
+use super::{is_valid_close_code, Codec, DeflateParams, Sink, DEFAULT_MAX_FRAGMENTS};
 use crate::pieces;
 
 /// What the codec reported, in order, in comparable form.
@@ -51,7 +51,7 @@ impl Sink for Collect {
 }
 
 /// A sink that keeps nothing, for measuring the codec's own memory.
-struct Discard;
+pub struct Discard;
 
 impl Sink for Discard {
     fn message(&mut self, _: bool, _: &[u8]) {}
@@ -101,9 +101,18 @@ pub fn client_frame(bytes: &[u8]) -> (u8, Vec<u8>, bool) {
 pub fn feed(codec: &mut Codec, chunks: &[&[u8]]) -> Vec<Ev> {
     let mut sink = Collect::default();
     for c in chunks {
-        codec.feed(c, &mut sink);
+        feed_all(codec, c, &mut sink);
     }
     sink.0
+}
+
+/// Feeds all of `chunk`, again after each stop for sent replies, as a caller with room to write does.
+pub fn feed_all(codec: &mut Codec, mut chunk: &[u8], sink: &mut dyn Sink) {
+    while !chunk.is_empty() {
+        let took = codec.feed(chunk, sink);
+        assert!(took > 0, "feed took nothing");
+        chunk = &chunk[took..];
+    }
 }
 
 /// Peak heap bytes allocated while a closure runs (the fuzz target's counting allocator), or 0
@@ -143,7 +152,7 @@ fn check_events(evs: &[Ev], max: usize, plain_bytes: Option<usize>) {
                 assert_eq!(i + 2, evs.len(), "events after the end: {evs:?}");
                 match next {
                     Some(Ev::Fail(code)) => {
-                        assert!([PROTOCOL_ERROR, INVALID_DATA, TOO_BIG].contains(code), "fail code {code}");
+                        assert!([PROTOCOL_ERROR, INVALID_DATA, POLICY_VIOLATION, TOO_BIG].contains(code), "fail code {code}");
                         assert_eq!(payload[..], code.to_be_bytes(), "close frame does not carry the failure's code");
                     }
                     Some(Ev::Close(code, _)) => {
@@ -168,15 +177,16 @@ fn check_events(evs: &[Ev], max: usize, plain_bytes: Option<usize>) {
 /// What a client without permessage-deflate must report for `stream` (fed whole), written
 /// straight from RFC 6455 §5 and §7 rather than from the codec: frames are taken one by one from
 /// the buffer; the first violation fails the connection, a close frame ends it, and an unfinished
-/// frame at the end reports nothing more.
-pub fn reference(stream: &[u8], max: usize) -> Vec<Ev> {
+/// frame at the end reports nothing more. `max`: bytes a message may have; `max_frames`: frames.
+pub fn reference(stream: &[u8], max: usize, max_frames: usize) -> Vec<Ev> {
     let mut evs = Vec::new();
     let fail = |evs: &mut Vec<Ev>, code: u16| {
         evs.push(Ev::Wrote(frame::CLOSE, code.to_be_bytes().to_vec()));
         evs.push(Ev::Fail(code));
     };
-    // The data message being assembled: (text, bytes so far).
+    // The data message being assembled: (text, bytes so far), and the frames it came in.
     let mut msg: Option<(bool, Vec<u8>)> = None;
+    let mut frames = 0;
     let mut at = 0;
     while stream.len() >= at + 2 {
         let (b0, b1) = (stream[at], stream[at + 1]);
@@ -209,6 +219,12 @@ pub fn reference(stream: &[u8], max: usize) -> Vec<Ev> {
             }
             if op != 0 {
                 msg = Some((op == 1, Vec::new()));
+                frames = 0;
+            }
+            frames += 1;
+            if frames > max_frames {
+                fail(&mut evs, POLICY_VIOLATION);
+                return evs;
             }
             if msg.as_ref().unwrap().1.len() as u64 + len > max as u64 {
                 fail(&mut evs, TOO_BIG);
@@ -258,7 +274,8 @@ pub fn reference(stream: &[u8], max: usize) -> Vec<Ev> {
     evs
 }
 
-/// Fuzz input: a config byte (permessage-deflate, server_no_context_takeover, message limit), a
+/// Fuzz input: a config byte (permessage-deflate, server_no_context_takeover, message limit,
+/// fragment limit), a
 /// split seed, then the server's bytes. Decoding them whole and in seeded pieces must give the
 /// same events; the events must keep RFC 6455's rules, and without permessage-deflate be exactly
 /// the [`reference`]'s; the codec's memory must stay within a bound set by the message limit,
@@ -268,18 +285,20 @@ pub fn check_codec(data: &[u8], probe: Probe) {
         return;
     };
     let max = [125, 1024, 64 << 10, 1 << 20][usize::from((cfg >> 2) & 3)];
+    let max_frames = [DEFAULT_MAX_FRAGMENTS, 1, 2, 5][usize::from((cfg >> 4) & 3)];
     let deflate = (cfg & 1 != 0).then(|| DeflateParams { server_no_context_takeover: cfg & 2 != 0, ..DeflateParams::default() });
-    let whole = feed(&mut Codec::new(max, deflate), &[stream]);
+    let codec = || Codec::new(max, deflate).with_max_fragments(max_frames);
+    let whole = feed(&mut codec(), &[stream]);
     check_events(&whole, max, deflate.is_none().then_some(stream.len()));
     if deflate.is_none() {
-        assert_eq!(whole, reference(stream, max), "the codec differs from the reference");
+        assert_eq!(whole, reference(stream, max, max_frames), "the codec differs from the reference");
     }
     let pieces = pieces::split(stream, *seed);
-    assert_eq!(feed(&mut Codec::new(max, deflate), &pieces), whole, "split feed differs from whole feed");
+    assert_eq!(feed(&mut codec(), &pieces), whole, "split feed differs from whole feed");
     let peak = probe(&mut || {
-        let mut c = Codec::new(max, deflate);
+        let mut c = codec();
         for p in &pieces {
-            c.feed(p, &mut Discard);
+            feed_all(&mut c, p, &mut Discard);
         }
     });
     // The message being assembled (a Vec may double past the limit), its inflated form, and the

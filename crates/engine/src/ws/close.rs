@@ -4,6 +4,7 @@ pub mod close_code {
     pub const NORMAL: u16 = 1000;
     pub const PROTOCOL_ERROR: u16 = 1002;
     pub const INVALID_DATA: u16 = 1007;
+    pub const POLICY_VIOLATION: u16 = 1008;
     pub const TOO_BIG: u16 = 1009;
 }
 

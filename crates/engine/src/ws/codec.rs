@@ -1,15 +1,21 @@
 //! The client side of one WebSocket connection: reassembles fragmented messages, answers pings,
 //! runs the close handshake, and fails the connection on any protocol violation with the close
-//! code RFC 6455 §7.4.1 names (1002 protocol, 1007 bad data, 1009 too big).
-use super::close::close_code::{INVALID_DATA, PROTOCOL_ERROR, TOO_BIG};
+//! code RFC 6455 §7.4.1 names (1002 protocol, 1007 bad data, 1008 policy: too many fragments,
+//! 1009 too big).
+use super::close::close_code::{INVALID_DATA, POLICY_VIOLATION, PROTOCOL_ERROR, TOO_BIG};
 use super::deflate::{Deflater, InflateError, Inflater};
 use super::extension::DeflateParams;
 use super::frame::{self, Header};
 use super::close::is_valid_close_code;
 use super::masks::Masks;
 
-/// Default largest message accepted (after decompression): 64 MiB.
-pub const DEFAULT_MAX_MESSAGE: usize = 64 << 20;
+/// Default largest message accepted (compressed and after decompression): 128 MiB, undici's
+/// `maxPayloadSize` default.
+pub const DEFAULT_MAX_MESSAGE: usize = 128 << 20;
+
+/// Default most frames one message may come in: undici's `maxFragments` default. Empty fragments
+/// cost nothing to hold, but a message that never ends is a peer keeping us busy for nothing.
+pub const DEFAULT_MAX_FRAGMENTS: usize = 131_072;
 
 /// Messages shorter than this go out uncompressed even under permessage-deflate (RFC 7692
 /// allows it per message): compressing them costs more than it saves.
@@ -17,6 +23,11 @@ const COMPRESS_THRESHOLD: usize = 1024;
 
 /// Retained assembly buffers larger than this are released after their message.
 const KEEP_CAPACITY: usize = 1 << 20;
+
+/// Bytes of replies (pongs) one `feed` call makes at most before it stops and returns: the caller
+/// sends them and looks at its write queue before it decodes the rest, so a chunk full of pings
+/// cannot queue more than this at once, however large the chunk (GHSA-9fm3-97px-rjf6).
+pub const REPLY_BUDGET: usize = 16 * 1024;
 
 /// Where decoded events go, in order.
 pub trait Sink {
@@ -47,6 +58,9 @@ pub struct Codec {
     msg_valid: usize,
     inflated: Vec<u8>,
     max: usize,
+    /// Frames of the message being assembled, and the most one may have.
+    msg_frames: usize,
+    max_fragments: usize,
     deflate: Option<DeflateParams>,
     inflater: Option<Inflater>,
     deflater: Option<Deflater>,
@@ -54,6 +68,8 @@ pub struct Codec {
     close_sent: bool,
     close_received: bool,
     failed: bool,
+    /// Reply bytes the current `feed` call made.
+    replied: usize,
 }
 
 impl Codec {
@@ -70,6 +86,8 @@ impl Codec {
             msg_valid: 0,
             inflated: Vec::new(),
             max: max_message,
+            msg_frames: 0,
+            max_fragments: DEFAULT_MAX_FRAGMENTS,
             inflater: deflate.as_ref().map(Inflater::new),
             deflater: deflate.as_ref().and_then(Deflater::new),
             deflate,
@@ -77,7 +95,14 @@ impl Codec {
             close_sent: false,
             close_received: false,
             failed: false,
+            replied: 0,
         }
+    }
+
+    /// The most frames one message may arrive in (at least 1); more fail the connection with 1008.
+    pub fn with_max_fragments(mut self, max_fragments: usize) -> Self {
+        self.max_fragments = max_fragments.max(1);
+        self
     }
 
     /// Nothing more will be read: the server's close arrived or the connection failed.
@@ -93,9 +118,14 @@ impl Codec {
         self.close_received
     }
 
-    /// Decodes bytes read from the server.
-    pub fn feed(&mut self, mut data: &[u8], sink: &mut dyn Sink) {
-        while !data.is_empty() && !self.finished_reading() {
+    /// Decodes bytes read from the server. Returns how many it took: all of them, unless the
+    /// replies it made reached [`REPLY_BUDGET`]; the caller then feeds the rest once it has sent
+    /// them (or later, when its write queue has room).
+    pub fn feed(&mut self, data: &[u8], sink: &mut dyn Sink) -> usize {
+        self.replied = 0;
+        let total = data.len();
+        let mut data = data;
+        while !data.is_empty() && !self.finished_reading() && self.replied < REPLY_BUDGET {
             let Some(h) = self.cur else {
                 data = self.read_header(data, sink);
                 continue;
@@ -117,6 +147,11 @@ impl Codec {
             if self.left == 0 {
                 self.end_frame(h, sink);
             }
+        }
+        if self.finished_reading() {
+            total
+        } else {
+            total - data.len()
         }
     }
 
@@ -167,11 +202,19 @@ impl Codec {
                 (frame::CONTINUATION, Some(_)) if h.rsv1 => {
                     return self.fail(PROTOCOL_ERROR, "RSV1 set on a continuation frame", sink)
                 }
-                (frame::CONTINUATION, Some(_)) => {}
+                (frame::CONTINUATION, Some(_)) => {
+                    self.msg_frames += 1;
+                    // 1008, not 1009 (as undici): the message need not be big, its shape breaks
+                    // our policy (RFC 6455 §7.4.1 keeps 1009 for size).
+                    if self.msg_frames > self.max_fragments {
+                        return self.fail(POLICY_VIOLATION, "too many fragments in one message", sink);
+                    }
+                }
                 (_, Some(_)) => return self.fail(PROTOCOL_ERROR, "new message inside a fragmented one", sink),
                 (op, None) => {
                     self.msg_opcode = Some(op);
                     self.msg_compressed = h.rsv1;
+                    self.msg_frames = 1;
                 }
             }
             if (self.msg.len() as u64).saturating_add(h.len) > self.max as u64 {
@@ -244,6 +287,7 @@ impl Codec {
                 if !self.close_sent {
                     let mut out = Vec::with_capacity(payload.len() + 6);
                     frame::encode(&mut out, true, false, frame::PONG, payload, self.masks.next());
+                    self.replied += out.len();
                     sink.write(&out);
                 }
             }

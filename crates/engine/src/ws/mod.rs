@@ -14,5 +14,5 @@ mod masks;
 mod tests;
 
 pub use close::{close_code, is_valid_close_code};
-pub use codec::{Codec, Sink, DEFAULT_MAX_MESSAGE};
+pub use codec::{Codec, Sink, DEFAULT_MAX_FRAGMENTS, DEFAULT_MAX_MESSAGE, REPLY_BUDGET};
 pub use extension::{parse_response as parse_extensions, DeflateParams, OFFER as DEFLATE_OFFER};

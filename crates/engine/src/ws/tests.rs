@@ -207,6 +207,65 @@ fn oversized_messages_close_with_1009() {
 }
 
 #[test]
+fn messages_in_too_many_fragments_close_with_1008() {
+    let limited = || plain().with_max_fragments(3);
+    let fragmented = |n: usize| {
+        let mut s = sf(n == 1, false, frame::TEXT, b"a");
+        for i in 1..n {
+            // Control frames between fragments do not count.
+            s.extend(sf(true, false, frame::PING, b""));
+            s.extend(sf(i + 1 == n, false, frame::CONTINUATION, b""));
+        }
+        s
+    };
+    let evs: Vec<Ev> = every_split(&limited, &fragmented(3)).into_iter().filter(|e| matches!(e, Ev::Text(_))).collect();
+    assert_eq!(evs, vec![Ev::Text("a".into())]);
+    // The limit is per message: the count starts again with the next one.
+    let mut two = fragmented(3);
+    two.extend(fragmented(3));
+    let texts = run(&mut limited(), &[&two]).into_iter().filter(|e| matches!(e, Ev::Text(_))).count();
+    assert_eq!(texts, 2);
+    fails(&limited, &fragmented(4), 1008);
+    // The failing frame is refused by its header, before any payload arrives.
+    let mut s = fragmented(3);
+    s.truncate(s.len() - 2);
+    s.extend(sf(false, false, frame::CONTINUATION, b""));
+    s.extend([0x00, 0x7f, 0, 0, 0, 1, 0, 0, 0, 0]);
+    let evs = run(&mut limited(), &[&s]);
+    assert_eq!(evs.last(), Some(&Ev::Fail(1008)));
+    // The default is undici's: 131,072 empty fragments pass, one more fails.
+    let mut s = sf(false, false, frame::BINARY, b"");
+    s.extend(sf(false, false, frame::CONTINUATION, b"").repeat(super::DEFAULT_MAX_FRAGMENTS - 2));
+    let mut ok = s.clone();
+    ok.extend(sf(true, false, frame::CONTINUATION, b""));
+    assert_eq!(run(&mut plain(), &[&ok]), vec![Ev::Binary(Vec::new())]);
+    s.extend(sf(false, false, frame::CONTINUATION, b""));
+    s.extend(sf(true, false, frame::CONTINUATION, b""));
+    assert_eq!(run(&mut plain(), &[&s]).last(), Some(&Ev::Fail(1008)));
+}
+
+#[test]
+fn a_chunk_of_pings_stops_at_the_reply_budget() {
+    let ping = sf(true, false, frame::PING, &[7; 125]);
+    let pings = ping.repeat(2000);
+    let mut c = plain();
+    let mut sink = super::check::Collect::default();
+    let took = c.feed(&pings, &mut sink);
+    // Stopped at a frame boundary once the pongs reached the budget, with at most one past it.
+    let pong_len = 2 + 4 + 125;
+    assert_eq!(took % ping.len(), 0);
+    let pongs = took / ping.len();
+    assert!(pongs * pong_len >= super::REPLY_BUDGET && (pongs - 1) * pong_len < super::REPLY_BUDGET, "{pongs} pongs");
+    // The rest decodes as if it had been fed in one piece.
+    super::check::feed_all(&mut c, &pings[took..], &mut sink);
+    assert_eq!(sink.0, run(&mut plain(), &[&pings]));
+    assert_eq!(sink.0.iter().filter(|e| matches!(e, Ev::Wrote(frame::PONG, _))).count(), 2000);
+    // Messages alone are never cut short, nor is anything after the connection ended.
+    let msgs = sf(true, false, frame::BINARY, &[1; 100]).repeat(1000);
+    assert_eq!(plain().feed(&msgs, &mut super::check::Discard), msgs.len());
+}
+
+#[test]
 fn compressed_messages_with_context_takeover() {
     let mut server = Deflater::new(&DeflateParams::default()).unwrap();
     let mut s = Vec::new();
@@ -415,7 +474,8 @@ fn generated_and_mutated_streams_keep_the_codec_invariants() {
     // inserted, and streams with rule-breaking frames among valid ones.
     let mut g = Gen(17);
     for case in 0..900 {
-        let cfg = g.u64() as u8;
+        // One case in four under a small fragment limit (most generated messages are fragmented).
+        let cfg = if case % 4 == 3 { g.u64() as u8 } else { g.u64() as u8 & !0x30 };
         let mut stream = generated_stream(&mut g, cfg & 1 != 0, case % 3 == 2);
         if case % 3 == 1 {
             for _ in 0..1 + g.upto(3) {

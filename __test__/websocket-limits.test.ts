@@ -1,0 +1,222 @@
+// WebSocket limits against a hostile server (issue 28 items 6 and 12): a raw `net` server that
+// does the opening handshake by hand, then writes exact frame bytes and never reads what the
+// client sends. Pings it floods must not pile up pongs in the client (GHSA-9fm3-97px-rjf6); a
+// message over maxPayloadSize closes with 1009, one in more than maxFragments frames with 1008.
+import { describe, expect, it } from 'vitest';
+import { once } from 'node:events';
+import { createHash } from 'node:crypto';
+import { createServer, type Server, type Socket } from 'node:net';
+import { Agent, errors, WebSocket, WebSocketStream, type CloseEvent, type ErrorEvent, type MessageEvent } from '../ts/index.js';
+import { frame } from './fixtures/ws-server.js';
+import { useCleanup } from './fixtures/cleanup.js';
+
+const cleanup = useCleanup();
+const { InvalidArgumentError } = errors;
+
+/**
+ * A server that answers the opening handshake, hands its socket to `onOpen` and reads nothing
+ * more: the client's frames stay in the kernel's buffers, then in the client's write queue.
+ */
+async function rawServer(onOpen: (socket: Socket) => void): Promise<string> {
+  const server: Server = createServer((socket) => {
+    socket.on('error', () => {});
+    let head = '';
+    const onData = (chunk: Buffer): void => {
+      head += chunk.toString('latin1');
+      const end = head.indexOf('\r\n\r\n');
+      if (end < 0) return;
+      socket.off('data', onData);
+      socket.pause();
+      const key = /sec-websocket-key: *(\S+)/i.exec(head.slice(0, end))![1]!;
+      const accept = createHash('sha1').update(`${key}258EAFA5-E914-47DA-95CA-C5AB0DC85B11`).digest('base64');
+      socket.write(`HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: ${accept}\r\n\r\n`);
+      onOpen(socket);
+    };
+    socket.on('data', onData);
+  });
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const sockets = new Set<Socket>();
+  server.on('connection', (s) => sockets.add(s));
+  cleanup.push(async () => {
+    for (const s of sockets) s.destroy();
+    await new Promise((r) => server.close(r));
+  });
+  return `ws://127.0.0.1:${(server.address() as { port: number }).port}/`;
+}
+
+/** Resolves with the error (if any) and close events of `ws`. */
+function ending(ws: WebSocket): Promise<{ error: ErrorEvent | null; close: CloseEvent }> {
+  let error: ErrorEvent | null = null;
+  ws.addEventListener('error', (e) => (error = e as ErrorEvent));
+  return once(ws, 'close').then(([close]) => ({ error, close: close as CloseEvent }));
+}
+
+/** A socket closed after the test; its server's cleanup (which runs next) ends the connection. */
+function socket(url: string, init?: ConstructorParameters<typeof WebSocket>[1]): WebSocket {
+  const ws = new WebSocket(url, init);
+  cleanup.push(async () => ws.close());
+  return ws;
+}
+
+/** 64 KiB of pings with 125-byte payloads: each one asks the client for a 131-byte pong. */
+const PING = frame(9, Buffer.alloc(125, 0x70));
+const PINGS = Buffer.concat(Array.from({ length: Math.floor(65536 / PING.length) }, () => PING));
+
+/**
+ * Writes pings as fast as `socket` takes them, up to `cap` bytes; resolves with the bytes sent
+ * once the client stops reading (a write waits for a drain that does not come) or the cap is hit.
+ */
+function floodPings(socket: Socket, cap: number, stop: Promise<unknown>): Promise<number> {
+  let sent = 0;
+  let stopped = false;
+  void stop.then(() => (stopped = true));
+  return new Promise((resolve) => {
+    const pump = (): void => {
+      while (!stopped && sent < cap) {
+        sent += PINGS.length;
+        if (!socket.write(PINGS)) return void socket.once('drain', pump);
+      }
+      resolve(sent);
+    };
+    socket.on('close', () => resolve(sent));
+    pump();
+  });
+}
+
+describe('WebSocket: a server that floods pings and never reads', () => {
+  it('stops reading while its pongs wait, then fails the connection with 1008', async () => {
+    // Without backpressure the client reads everything and keeps a pong for every ping: the
+    // server gets to write the whole cap. With it, the client reads until its write queue is full
+    // and the server's writes stop at what the kernel's buffers hold.
+    const CAP = 64 * 1024 * 1024;
+    let sent!: Promise<number>;
+    let opened!: () => void;
+    const open = new Promise<void>((r) => (opened = r));
+    const url = await rawServer((s) => {
+      sent = floodPings(s, CAP, ended);
+      opened();
+    });
+    const ws = socket(url, { stalledWriteTimeout: 500 });
+    const ended = ending(ws);
+    await open;
+    const bytes = await sent;
+    expect(bytes).toBeLessThan(CAP);
+    const { error, close } = await ended;
+    expect(error?.error).toBeInstanceOf(TypeError);
+    // What waited in the client's write queue when it gave up: the queue's high-water mark (16 KiB)
+    // and at most one reply budget (16 KiB) past it, not a pong for every ping the server sent.
+    const queued = Number(/left (\d+) bytes/.exec(error!.message)?.[1]);
+    expect(error?.message).toMatch(/\(1008\)/);
+    expect(queued).toBeLessThan(64 * 1024);
+    expect([close.code, close.wasClean]).toEqual([1006, false]);
+  });
+});
+
+/** The status code of the first frame the client sent (its close frame), read from `socket`. */
+async function clientCloseCode(socket: Socket): Promise<number> {
+  let got = Buffer.alloc(0);
+  socket.resume();
+  for await (const chunk of socket) {
+    got = Buffer.concat([got, chunk as Buffer]);
+    if (got.length >= 8) break;
+  }
+  expect(got[0]).toBe(0x88);
+  return ((got[6]! ^ got[2]!) << 8) | (got[7]! ^ got[3]!);
+}
+
+/** Sends `bytes` from a raw server; resolves with the code of the client's close frame and its events. */
+async function failWith(bytes: Buffer | Buffer[], init?: ConstructorParameters<typeof WebSocket>[1]) {
+  let code!: Promise<number>;
+  const url = await rawServer((s) => {
+    for (const b of [bytes].flat()) s.write(b);
+    code = clientCloseCode(s).catch(() => -1);
+  });
+  const ws = socket(url, init);
+  const messages: unknown[] = [];
+  ws.addEventListener('message', (e) => messages.push(e.data));
+  const { error, close } = await ending(ws);
+  expect(messages).toEqual([]);
+  expect(error?.error).toBeInstanceOf(TypeError);
+  expect([close.code, close.wasClean]).toEqual([1006, false]);
+  return { code: await code, message: error!.message };
+}
+
+/** A binary message in `n` empty-payload frames but the first. */
+function fragmented(n: number): Buffer {
+  const parts = [frame(2, 'x', { fin: n === 1 })];
+  const more = frame(0, Buffer.alloc(0), { fin: false });
+  if (n > 2) parts.push(Buffer.concat(Array.from({ length: n - 2 }, () => more)));
+  if (n > 1) parts.push(frame(0, Buffer.alloc(0)));
+  return Buffer.concat(parts);
+}
+
+/** A frame header declaring `len` payload bytes (none follow). */
+function bigHeader(len: number): Buffer {
+  const h = Buffer.alloc(10);
+  h[0] = 0x82;
+  h[1] = 127;
+  h.writeBigUInt64BE(BigInt(len), 2);
+  return h;
+}
+
+describe('WebSocket: message size and fragment limits', () => {
+  it('a message declared over the default maxPayloadSize (128 MiB) closes with 1009 at its header', async () => {
+    // undici's defaults, on every dispatcher.
+    expect(new Agent().webSocketOptions).toMatchObject({ maxPayloadSize: 128 * 1024 * 1024, maxFragments: 131072 });
+    const { code, message } = await failWith(bigHeader(128 * 1024 * 1024 + 1));
+    expect(code).toBe(1009);
+    expect(message).toMatch(/\(1009\).*too big/);
+  });
+
+  it('maxPayloadSize from the dispatcher (undici\'s webSocket option) and from the socket\'s own options', async () => {
+    const agent = new Agent({ webSocket: { maxPayloadSize: 1000 } });
+    cleanup.push(() => agent.close());
+    expect(agent.webSocketOptions).toMatchObject({ maxPayloadSize: 1000, maxFragments: 131072 });
+    const twoParts = [frame(2, Buffer.alloc(600), { fin: false }), frame(0, Buffer.alloc(600))];
+    expect((await failWith(twoParts, { dispatcher: agent })).code).toBe(1009);
+    expect((await failWith(frame(2, Buffer.alloc(1001)), { maxPayloadSize: 1000 })).code).toBe(1009);
+    // The socket's own option wins over the dispatcher's; 0 turns the limit off.
+    const url = await rawServer((s) => s.write(frame(2, Buffer.alloc(5000))));
+    const ws = socket(url, { dispatcher: agent, maxPayloadSize: 0 });
+    const [event] = await once(ws, 'message');
+    expect(((event as MessageEvent).data as Blob).size).toBe(5000);
+  });
+
+  it('a message in more than the default maxFragments (131,072) frames closes with 1008', async () => {
+    // 200,000 fragments: what a server could otherwise keep going for ever.
+    const { code, message } = await failWith(fragmented(200_000));
+    expect(code).toBe(1008);
+    expect(message).toMatch(/\(1008\).*fragments/);
+  });
+
+  it('maxFragments counts every frame of a message, and each message afresh', async () => {
+    const url = await rawServer((s) => s.write(Buffer.concat([fragmented(3), fragmented(3)])));
+    const ws = socket(url, { maxFragments: 3 });
+    const got: unknown[] = [];
+    ws.addEventListener('message', (e) => got.push(e.data));
+    await new Promise<void>((r) => ws.addEventListener('message', () => got.length === 2 && r()));
+    expect(got).toHaveLength(2);
+    expect((await failWith(fragmented(4), { maxFragments: 3 })).code).toBe(1008);
+  });
+
+  it('WebSocketStream takes the same limits', async () => {
+    let code!: Promise<number>;
+    const url = await rawServer((s) => {
+      s.write(fragmented(3));
+      code = clientCloseCode(s).catch(() => -1);
+    });
+    const wss = new WebSocketStream(url, { maxFragments: 2 });
+    const { readable } = await wss.opened;
+    await expect(readable.getReader().read()).rejects.toThrow(/\(1008\)/);
+    await expect(wss.closed).rejects.toMatchObject({ closeCode: 1006 });
+    expect(await code).toBe(1008);
+  });
+
+  it('refuses bad limits with typed errors', () => {
+    expect(() => new Agent({ webSocket: { maxFragments: -1 } })).toThrow(InvalidArgumentError);
+    expect(() => new Agent({ webSocket: 'big' as never })).toThrow(InvalidArgumentError);
+    expect(() => new WebSocket('ws://127.0.0.1:1/', { maxPayloadSize: Number.NaN })).toThrow(TypeError);
+    expect(() => new WebSocketStream('ws://127.0.0.1:1/', { stalledWriteTimeout: -5 })).toThrow(TypeError);
+  });
+});
