@@ -1,15 +1,16 @@
 // RedirectHandler (undici's name): follows 3xx responses that carry a Location, up to
 // `maxRedirections` hops. The caller sees only the final response; the hops' bodies are read and
 // dropped (so their connections stay reusable). The URLs visited are the request context's
-// `history`, as in undici.
+// `history`, as in undici. A request body that cannot be sent again (a stream or iterable a hop
+// took) ends the chain: that 3xx is the caller's response.
 import { assertHandlerObject } from '../core/request.js';
 import type { Duplex } from 'node:stream';
 import type { IncomingHttpHeaders } from 'node:http';
-import { InvalidArgumentError, MaxRedirectsError, NotSupportedError } from '../core/errors.js';
+import { InvalidArgumentError, MaxRedirectsError } from '../core/errors.js';
 import type { DispatchController, DispatchFn, DispatchHandler, DispatchOptions, IncomingHeaders } from '../core/types.js';
 import { rewriteHeaders } from './header-list.js';
 import { toControllerHandler } from './legacy-handler.js';
-import { discardBody, replayBody } from './replayable-body.js';
+import { discardBody, isSpent } from './replayable-body.js';
 import { spread } from '../core/spread.js';
 
 export interface RedirectOptions {
@@ -190,34 +191,23 @@ export class RedirectHandler implements DispatchHandler {
       return null;
     }
     if (target.protocol !== 'http:' && target.protocol !== 'https:') return null;
-    if (this.#redirects >= this.maxRedirections) {
-      if (!this.#throwOnMax) return null;
-      controller.abort(new MaxRedirectsError(`max redirects (${this.maxRedirections}) reached at ${target.href}`));
-      return undefined;
-    }
     const opts = this.#opts;
     let { method, body } = opts;
     // 303 asks for a GET of the new location; browsers (and undici) do the same for a POST
     // answered with 301 / 302. The body and the headers describing it go.
     const toGet = (statusCode === 303 && method !== 'HEAD') || ((statusCode === 301 || statusCode === 302) && method === 'POST');
+    // A body that cannot be sent again ends the chain here: the caller gets this 3xx (as undici).
+    if (!toGet && isSpent(body, this.#dispatched)) return null;
+    if (this.#redirects >= this.maxRedirections) {
+      if (!this.#throwOnMax) return null;
+      controller.abort(new MaxRedirectsError(`max redirects (${this.maxRedirections}) reached at ${target.href}`));
+      return undefined;
+    }
     const dropContent = toGet || statusCode === 303;
     if (toGet) {
-      method = 'GET';
       discardBody(body);
+      method = 'GET';
       body = null;
-    } else {
-      const replay = replayBody(body, method, this.#dispatched);
-      if (replay !== null) {
-        body = replay.body;
-      } else {
-        controller.abort(
-          new NotSupportedError(
-            `cannot follow a ${statusCode} redirect: the request body is a stream an earlier hop took; ` +
-              'pass `body` as a function returning a new stream to make it replayable',
-          ),
-        );
-        return undefined;
-      }
     }
     // A relative Location with no known origin stays where it is; anything else is compared.
     const crossOrigin = origin === null ? /^[a-z][a-z0-9+.-]*:/i.test(location) : target.origin !== origin;

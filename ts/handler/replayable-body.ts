@@ -36,10 +36,17 @@ export function replayBody(
   method: string,
   dispatched: boolean,
 ): { body: RequestBody | BodyFactory | undefined } | null {
-  if (isReplayable(body)) return { body };
-  const taken = dispatched || (body instanceof Readable && (body.readableDidRead || body.destroyed));
-  if (!taken) return { body };
+  if (!isSpent(body, dispatched)) return { body };
   return method === 'GET' || method === 'HEAD' ? { body: null } : null;
+}
+
+/**
+ * A body that cannot go out again: a one-shot body (stream, iterable) an attempt was handed
+ * (`dispatched`) or that was read or destroyed before.
+ */
+export function isSpent(body: unknown, dispatched: boolean): boolean {
+  if (isReplayable(body)) return false;
+  return dispatched || (body instanceof Readable && (body.readableDidRead || body.destroyed));
 }
 
 /** Releases a stream body that will not be sent (a redirect turned the request into a GET). */
