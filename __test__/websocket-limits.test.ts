@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { once } from 'node:events';
 import { createHash } from 'node:crypto';
 import { createServer, type Server, type Socket } from 'node:net';
-import { Agent, errors, WebSocket, WebSocketStream, type CloseEvent, type ErrorEvent, type MessageEvent } from '../ts/index.js';
+import { Agent, errors, MockAgent, RetryAgent, WebSocket, WebSocketStream, type CloseEvent, type ErrorEvent, type MessageEvent } from '../ts/index.js';
 import { frame } from './fixtures/ws-server.js';
 import { useCleanup } from './fixtures/cleanup.js';
 
@@ -173,6 +173,10 @@ describe('WebSocket: message size and fragment limits', () => {
     const agent = new Agent({ webSocket: { maxPayloadSize: 1000 } });
     cleanup.push(() => agent.close());
     expect(agent.webSocketOptions).toMatchObject({ maxPayloadSize: 1000, maxFragments: 131072 });
+    // Wrappers report the limits of what they wrap, as undici's do.
+    expect(new RetryAgent(agent).webSocketOptions).toMatchObject({ maxPayloadSize: 1000 });
+    expect(new MockAgent({ agent }).webSocketOptions).toMatchObject({ maxPayloadSize: 1000 });
+    expect(agent.compose((d) => d).webSocketOptions).toMatchObject({ maxPayloadSize: 1000 });
     const twoParts = [frame(2, Buffer.alloc(600), { fin: false }), frame(0, Buffer.alloc(600))];
     expect((await failWith(twoParts, { dispatcher: agent })).code).toBe(1009);
     expect((await failWith(frame(2, Buffer.alloc(1001)), { maxPayloadSize: 1000 })).code).toBe(1009);

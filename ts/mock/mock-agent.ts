@@ -24,6 +24,7 @@ import { MockPool } from './mock-pool.js';
 import { normalizeOrigin } from './mock-request.js';
 import { toControllerHandler } from '../handler/legacy-handler.js';
 import { detachedController } from '../handler/detached-controller.js';
+import { dispatcherLimits, type WebSocketOptions } from '../websocket/limits.js';
 
 type HostMatcher = string | RegExp | ((host: string) => boolean);
 type OriginFunction = (origin: string) => boolean;
@@ -46,6 +47,11 @@ export class MockAgent<TMockAgentOptions extends MockAgent.Options = MockAgent.O
   #history: MockCallHistory | undefined;
   #recording = false;
   readonly [kMockAgentPolicy]: MockAgentPolicy;
+
+  /** The real agent's WebSocket limits, as undici's MockAgent reports them. */
+  override get webSocketOptions(): WebSocketOptions {
+    return dispatcherLimits(this.#real) ?? super.webSocketOptions;
+  }
 
   constructor(options?: TMockAgentOptions) {
     super();
