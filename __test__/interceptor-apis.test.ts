@@ -53,7 +53,7 @@ async function server() {
 const redirect = () => interceptors.redirect({ maxRedirections: 2 });
 
 describe('through every API', () => {
-  it('request, stream, pipeline and dispatch follow the redirect', async () => {
+  it('request, stream and dispatch follow the redirect; pipeline (its body live) gets the 302', async () => {
     const s = await server();
     const d = track(new Agent().compose(redirect()));
     const o = { origin: s.origin, path: '/start', method: 'GET' } as const;
@@ -65,12 +65,13 @@ describe('through every API', () => {
     await d.stream(o, () => new Writable({ write: (c: Buffer, _e, cb) => ((streamed += c), cb()) }));
     expect(streamed).toBe('at /end');
 
+    // A pipeline's request side cannot be sent again, so its redirect is not followed (undici).
     let piped = '';
     await pipe(
       d.pipeline(o, ({ body }) => body),
       new Writable({ write: (c: Buffer, _e, cb) => ((piped += c), cb()) }),
     );
-    expect(piped).toBe('at /end');
+    expect(piped).toBe('moving');
 
     const seen = await new Promise<{ status: number; body: string }>((resolve, reject) => {
       let status = 0;
