@@ -1,7 +1,7 @@
 // pipeline(): the request as one stream.Duplex — what is written to it becomes the request body,
 // and what it reads is the stream the caller's handler builds from the response.
 import { AsyncResource } from 'node:async_hooks';
-import { Duplex, finished, PassThrough, Readable } from 'node:stream';
+import { Duplex, PassThrough, Readable } from 'node:stream';
 import type { IncomingHttpHeaders } from 'node:http';
 import { InvalidArgumentError, InvalidReturnValueError, RequestAbortedError } from '../core/errors.js';
 import type {
@@ -23,7 +23,10 @@ function isReadable(value: unknown): value is Readable {
   return value !== null && typeof value === 'object' && typeof (value as Readable).on === 'function';
 }
 
-/** Calls `done` once when `out` ends, errors or closes (finished() wants a real stream). */
+/**
+ * Calls `done` once when `out` ends or errors; a close before either is an abort
+ * (RequestAbortedError, as undici: not the premature-close error node's finished() reports).
+ */
 function whenDone(out: Pick<Readable, 'on'>, done: (err: Error | null) => void): void {
   let called = false;
   const once = (err: Error | null): void => {
@@ -31,13 +34,9 @@ function whenDone(out: Pick<Readable, 'on'>, done: (err: Error | null) => void):
     called = true;
     done(err);
   };
-  if (out instanceof Readable) {
-    finished(out, { writable: false }, (err) => once(err ?? null));
-    return;
-  }
   out.on('end', () => once(null));
   out.on('error', (err: Error) => once(err));
-  out.on('close', () => once(null));
+  out.on('close', () => once(new RequestAbortedError()));
 }
 
 function destroyStream(stream: Readable | null, err: Error | null): void {
@@ -103,8 +102,14 @@ export class PipelineDispatchHandler extends ApiHandler implements DispatchHandl
         this.controller?.resume();
       },
       destroy: (err: Error | null, callback: (err: Error | null) => void) => {
-        // The handler dropped the response body before its end: the request is of no further use.
-        if (!this.done) this.abortRequest(err ?? new RequestAbortedError());
+        // The handler dropped the response body before its end: the request is of no further use,
+        // and the body reports it as an abort (undici) rather than closing quietly.
+        if (err === null && !res.readableEnded) err = new RequestAbortedError();
+        // After the current event: when the returned stream is going down in the same turn (a
+        // node pipeline() destroying this body because its destination closed), its own outcome
+        // is what the Duplex reports.
+        const reason = err ?? new RequestAbortedError();
+        queueMicrotask(() => this.abortRequest(reason));
         callback(err);
       },
     });

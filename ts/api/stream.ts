@@ -34,6 +34,16 @@ function isWritable(value: unknown): value is Writable {
   );
 }
 
+/**
+ * The Writable asked to drain: `writableNeedDrain`, or for a Writable that predates it (legacy
+ * streams define it as undefined) its state's `needDrain`, as undici reads it.
+ */
+function needsDrain(res: Writable): boolean {
+  const flag = res.writableNeedDrain as boolean | undefined;
+  if (flag !== undefined) return flag === true;
+  return (res as { _writableState?: { needDrain?: boolean } })._writableState?.needDrain === true;
+}
+
 export class StreamHandler extends ApiHandler implements DispatchHandler {
   readonly factory: StreamFactory<unknown>;
   /** Filled in place when the response ends; handed out with the result. */
@@ -60,7 +70,8 @@ export class StreamHandler extends ApiHandler implements DispatchHandler {
   readonly #onDrain = (): void => {
     const res = this.res;
     if (res === null) return;
-    while (this.#queued.length > 0 && res.writableNeedDrain !== true) res.write(this.#queued.shift()!);
+    if (res.destroyed) return;
+    while (this.#queued.length > 0 && !needsDrain(res)) res.write(this.#queued.shift()!);
     if (this.#queued.length > 0) return;
     if (this.#endQueued) {
       this.#endQueued = false;
@@ -97,9 +108,10 @@ export class StreamHandler extends ApiHandler implements DispatchHandler {
 
   onResponseData(controller: DispatchController, chunk: Buffer): void {
     const res = this.res;
-    if (res === null || this.done) return;
+    // A Writable destroyed by its owner takes nothing more; its 'close' reports the outcome.
+    if (res === null || this.done || res.destroyed) return;
     // Never write into a Writable that asked to drain (a chunk may still arrive after pause()).
-    if (this.#queued.length > 0 || res.writableNeedDrain === true) {
+    if (this.#queued.length > 0 || needsDrain(res)) {
       this.#queued.push(chunk);
       controller.pause();
       return;
@@ -119,6 +131,7 @@ export class StreamHandler extends ApiHandler implements DispatchHandler {
     }
     const res = this.res;
     if (res === null) this.deliver(new RequestAbortedError('response ended before its headers were received'));
+    else if (res.destroyed) return; // closed early by its owner: a premature close (#onWritableDone)
     else if (this.#queued.length > 0) this.#endQueued = true;
     else res.end();
   }

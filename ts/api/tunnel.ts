@@ -114,9 +114,12 @@ class TunnelHandler implements DispatchHandler {
   }
 }
 
+/** What an error callback gets besides the error (undici's `{ opaque }`). */
+type Failed = { opaque: unknown };
+
 function run<T>(
   opts: unknown,
-  executor: (settle: (err: Error | null, data: T | null) => void) => void,
+  executor: (settle: (err: Error | null, data: T | Failed) => void) => void,
   callback?: Callback<T>,
 ): Promise<T> | void {
   if (callback !== undefined) {
@@ -146,11 +149,11 @@ export function connect<TOpaque = null>(
       checkOpts(opts);
       const opaque = (opts.opaque ?? null) as TOpaque;
       const handler = new TunnelHandler('connect', opts.signal, (err, socket, statusCode, headers) =>
-        err ? settle(err, null) : settle(null, { statusCode, headers, socket: socket!, opaque }),
+        err ? settle(err, { opaque }) : settle(null, { statusCode, headers, socket: socket!, opaque }),
       );
       dispatcher.dispatch({ ...opts, method: 'CONNECT', body: null, upgrade: null, signal: undefined }, handler);
     } catch (err) {
-      queueMicrotask(() => settle(err as Error, null));
+      queueMicrotask(() => settle(err as Error, { opaque: (opts as ConnectOptions<TOpaque> | null)?.opaque }));
     }
   }, callback);
 }
@@ -168,14 +171,14 @@ export function upgrade<TOpaque = null>(
       if (typeof protocol !== 'string') throw new InvalidArgumentError('invalid protocol');
       const opaque = (opts.opaque ?? null) as TOpaque;
       const handler = new TunnelHandler('upgrade', opts.signal, (err, socket, _status, headers) =>
-        err ? settle(err, null) : settle(null, { headers, socket: socket!, opaque }),
+        err ? settle(err, { opaque }) : settle(null, { headers, socket: socket!, opaque }),
       );
       dispatcher.dispatch(
         { ...opts, method: opts.method ?? 'GET', upgrade: protocol, body: null, signal: undefined },
         handler,
       );
     } catch (err) {
-      queueMicrotask(() => settle(err as Error, null));
+      queueMicrotask(() => settle(err as Error, { opaque: (opts as UpgradeOptions | null)?.opaque }));
     }
   }, callback);
 }
