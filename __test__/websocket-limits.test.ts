@@ -113,6 +113,53 @@ describe('WebSocket: a server that floods pings and never reads', () => {
   });
 });
 
+describe('WebSocket: a server that reads late', () => {
+  it('is not failed: reading resumes when the queue drains, and every ping is answered', async () => {
+    // The server reads nothing until its own writes block (the client has stopped reading), then
+    // reads on: the stall rule must see the queue move and leave the connection alone.
+    const TOTAL = 32 * 1024 * 1024;
+    const pingCount = Math.ceil(TOTAL / PINGS.length) * (PINGS.length / PING.length);
+    let pongs = 0;
+    let allAnswered!: () => void;
+    const answered = new Promise<void>((r) => (allAnswered = r));
+    const url = await rawServer((s) => {
+      let sent = 0;
+      let reading = false;
+      let tail = 0;
+      const pump = (): void => {
+        while (sent < TOTAL) {
+          sent += PINGS.length;
+          if (!s.write(PINGS)) {
+            if (!reading) {
+              reading = true;
+              s.on('data', (chunk: Buffer) => {
+                // Pongs are 131-byte masked frames: count them by length.
+                tail += chunk.length;
+                pongs += Math.floor(tail / 131);
+                tail %= 131;
+                if (pongs === pingCount) allAnswered();
+              });
+              s.resume();
+            }
+            return void s.once('drain', pump);
+          }
+        }
+        s.write(frame(1, 'done'));
+      };
+      pump();
+    });
+    const ws = socket(url, { stalledWriteTimeout: 200 });
+    let errors = 0;
+    ws.addEventListener('error', () => errors++);
+    const [event] = await once(ws, 'message');
+    expect((event as MessageEvent).data).toBe('done');
+    expect(errors).toBe(0);
+    expect(ws.readyState).toBe(WebSocket.OPEN);
+    await answered;
+    expect(pongs).toBe(pingCount);
+  });
+});
+
 /** The status code of the first frame the client sent (its close frame), read from `socket`. */
 async function clientCloseCode(socket: Socket): Promise<number> {
   let got = Buffer.alloc(0);

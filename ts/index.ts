@@ -42,6 +42,7 @@ export { publishUndiciChannels } from './core/diagnostics.js';
 export { WebSocket, ping, type WebSocketInit, type BinaryType, type WebSocketEventMap } from './websocket/websocket.js';
 export { MessageEvent, CloseEvent, ErrorEvent } from './websocket/events.js';
 export { WebSocketStream, WebSocketError, type WebSocketStreamOptions, type WebSocketCloseInfo, type WebSocketOpenInfo } from './websocket/stream.js';
+export type { WebSocketOptions } from './websocket/limits.js';
 export type * from './interceptor/index.js';
 export { ContentDecodingError } from './native/decoder.js';
 export { ProxyAgent, type ProxyAgentOptions } from './proxy/proxy-agent.js';
