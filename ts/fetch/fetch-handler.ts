@@ -209,6 +209,35 @@ export class FetchHandler implements DispatchHandler {
   }
 
   /**
+   * Reads the whole body (decoded) before any Response exists, showing each chunk to `each`, and
+   * then holds it as a body that has just arrived whole and is not yet read: the Response serves it
+   * as usual (directly, or through a stream made on demand). The chunks are kept as they came, not
+   * joined, so the body exists once. Rejects with the stream's error (an abort's reason, a decoding
+   * or network error).
+   */
+  async readWhole(each: (chunk: Uint8Array) => void): Promise<void> {
+    const reader = this.stream().getReader();
+    const chunks: Buffer[] = [];
+    let length = 0;
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      each(value);
+      chunks.push(Buffer.from(value.buffer, value.byteOffset, value.byteLength));
+      length += value.byteLength;
+    }
+    // The stream that carried it is spent and the decoders have ended: start over as a handler
+    // whose undecoded body ended before anything read it.
+    this.#stream = null;
+    this.#flowing = false;
+    this.#streamDone = false;
+    this.#decoders = [];
+    this.#pending = chunks;
+    this.#pendingBytes = length;
+    this.#ended = true;
+  }
+
+  /**
    * True while the body's bytes can still be taken directly: nothing has read the stream, there
    * is nothing to decode, and no other consumer came first.
    */

@@ -8,6 +8,7 @@ import { kDebugScope, type ScopedOptions } from '../core/diagnostics.js';
 import { createDecoders } from './content-decoding.js';
 import { abortReason, FetchHandler, fetchFailed, headerValue } from './fetch-handler.js';
 import { newFetchResponse } from './fetch-response.js';
+import { verifyIntegrity } from './integrity.js';
 
 /** RequestInit plus the dispatcher to send through. */
 export interface FetchInit extends RequestInit {
@@ -71,6 +72,15 @@ function isAborted(signal: AbortSignal | null): signal is AbortSignal {
   return signal !== null && signal.aborted;
 }
 
+/**
+ * Where a Location points. Header values are byte strings (latin1); a server that puts raw UTF-8
+ * in one means UTF-8, so a value with anything but visible ASCII is read as UTF-8 first, as
+ * undici's fetch and browsers do.
+ */
+function locationUrl(location: string, base: URL): URL {
+  return new URL(/[^\x20-\x7e]/.test(location) ? Buffer.from(location, 'latin1').toString('utf8') : location, base);
+}
+
 function isHttp(url: URL): boolean {
   return url.protocol === 'http:' || url.protocol === 'https:';
 }
@@ -84,6 +94,8 @@ interface Outgoing {
   signal: AbortSignal | null;
   redirect: RequestRedirect;
   body: OutgoingBody;
+  /** Subresource Integrity metadata; '' for none. */
+  integrity: string;
 }
 
 const SIMPLE_INIT_KEYS = new Set(['dispatcher', 'method', 'headers', 'signal']);
@@ -126,7 +138,7 @@ function simpleRequest(input: unknown, init: FetchInit | undefined): Outgoing | 
     return null;
   }
   if (!isHttp(url) || url.username !== '' || url.password !== '') return null;
-  return { url, method, headers, signal, redirect: 'follow', body: null };
+  return { url, method, headers, signal, redirect: 'follow', body: null, integrity: '' };
 }
 
 async function fromRequest(input: string | URL | Request, init: FetchInit | undefined): Promise<Outgoing> {
@@ -136,12 +148,20 @@ async function fromRequest(input: string | URL | Request, init: FetchInit | unde
   const body = await outgoingBody(request, input, init);
   const headers = new Headers(request.headers);
   for (const [name, value] of DEFAULT_HEADERS) if (!headers.has(name)) headers.set(name, value);
-  return { url: new URL(request.url), method: request.method, headers, signal, redirect: request.redirect, body };
+  return {
+    url: new URL(request.url),
+    method: request.method,
+    headers,
+    signal,
+    redirect: request.redirect,
+    body,
+    integrity: request.integrity,
+  };
 }
 
 export async function fetch(input: string | URL | Request, init?: FetchInit): Promise<Response> {
   const out = simpleRequest(input, init) ?? (await fromRequest(input, init));
-  const { signal, redirect } = out;
+  const { signal, redirect, integrity } = out;
   if (isAborted(signal)) throw abortReason(signal);
   const dispatcher = init?.dispatcher ?? getGlobalDispatcher();
   let { url, method, headers, body } = out;
@@ -174,7 +194,7 @@ export async function fetch(input: string | URL | Request, init?: FetchInit): Pr
       if (redirects >= MAX_REDIRECTS) throw fetchFailed(new Error('redirect count exceeded'));
       let next: URL;
       try {
-        next = new URL(location, url);
+        next = locationUrl(location, url);
       } catch (err) {
         throw fetchFailed(err);
       }
@@ -193,12 +213,20 @@ export async function fetch(input: string | URL | Request, init?: FetchInit): Pr
       continue;
     }
 
+    const noBody = NULL_BODY_STATUSES.has(head.status);
     try {
-      const noBody = NULL_BODY_STATUSES.has(head.status);
       if (noBody) handler.discard();
       const decoders = noBody || method === 'HEAD' ? [] : createDecoders(headerValue(head.headers, 'content-encoding'));
-      const href = url.hash === '' ? url.href : url.href.replace(/#.*$/, '');
       if (!noBody) handler.decodeWith(decoders);
+    } catch (err) {
+      handler.abort(err);
+      throw fetchFailed(err);
+    }
+    // The Fetch standard checks integrity before the response is returned, over the whole body;
+    // a HEAD response counts as having none, as there.
+    if (integrity !== '') await verifyIntegrity(noBody || method === 'HEAD' ? null : handler, integrity, signal);
+    try {
+      const href = url.hash === '' ? url.href : url.href.replace(/#.*$/, '');
       return newFetchResponse(
         noBody ? null : handler,
         { status: head.status, statusText: head.statusText },
