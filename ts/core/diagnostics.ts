@@ -7,7 +7,7 @@
 import dc from 'node:diagnostics_channel';
 import { isIP } from 'node:net';
 import { InvalidArgumentError } from './errors.js';
-import { packHeaders } from './headers.js';
+import { latin1Buffers, packHeaders } from './headers.js';
 import { parseAddrs, type SocketAddresses } from '../native/addrs.js';
 import type { DispatchOptions } from './types.js';
 
@@ -186,7 +186,7 @@ export class DiagnosticsRequest {
     if (!hasSubscribers('request:headers')) return;
     publish('request:headers', {
       request: this,
-      response: { statusCode, statusText, headers: raw.map((s) => Buffer.from(s)) },
+      response: { statusCode, statusText, headers: latin1Buffers(raw) },
     });
   }
 
@@ -197,7 +197,7 @@ export class DiagnosticsRequest {
   trailers(raw: string[]): void {
     this.completed = true;
     if (!hasSubscribers('request:trailers')) return;
-    publish('request:trailers', { request: this, trailers: raw.map((s) => Buffer.from(s)) });
+    publish('request:trailers', { request: this, trailers: latin1Buffers(raw) });
   }
 
   error(error: Error, aborted: boolean): void {

@@ -4,11 +4,18 @@ import { InvalidArgumentError, NotSupportedError } from './errors.js';
 import type { LibHeaders } from './types.js';
 
 const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
-// CR, LF and NUL would let a value start a new header line or end the head (request smuggling).
-const BAD_VALUE = /[\r\n\0]/;
+// A value is a byte string, as undici checks it: tab, visible ASCII and U+0080-U+00FF, each code
+// point going out as one byte (latin1). So no CR, LF or NUL (a new header line or the end of the
+// head: request smuggling), no other control, and nothing above U+00FF.
+const BAD_VALUE = /[^\t\x20-\x7e\x80-\xff]/;
 
 export function isToken(s: string): boolean {
   return TOKEN.test(s);
+}
+
+/** Header strings as the bytes they stand for (rawHeaders, rawTrailers): one byte per code point. */
+export function latin1Buffers(raw: string[]): Buffer[] {
+  return raw.map((s) => Buffer.from(s, 'latin1'));
 }
 
 export interface PackedHeaders {
@@ -34,15 +41,16 @@ function addOne(out: PackedHeaders, key: string, val: unknown): void {
     if (name === 'host' || name === 'content-length' || name === 'connection') {
       throw new InvalidArgumentError(`invalid ${name} header`);
     }
-    for (const v of val) addOne(out, name, v);
+    for (const v of val) addOne(out, key, v);
     return;
   }
+  // Named as the caller spelled it, as undici does.
   if (typeof val === 'object' && val !== null) {
-    throw new InvalidArgumentError(`invalid ${name} header`);
+    throw new InvalidArgumentError(`invalid ${key} header`);
   }
   const value = typeof val === 'string' ? val : String(val);
   if (BAD_VALUE.test(value)) {
-    throw new InvalidArgumentError(`invalid ${name} header`);
+    throw new InvalidArgumentError(`invalid ${key} header`);
   }
   switch (name) {
     case 'host':

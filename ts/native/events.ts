@@ -1,5 +1,6 @@
 // Decodes one batch of packed engine events (format: crates/engine/src/events.rs) and hands each
-// to the request or pool it belongs to. Header objects are built here, once, as strings.
+// to the request or pool it belongs to. Header objects are built here, once, as strings: byte
+// strings, each byte one code point (latin1), as undici hands them out (DESIGN §5).
 import type { IncomingHeaders } from '../core/types.js';
 import { binding } from './binding.js';
 import { ErrorCode } from './error-codes.js';
@@ -115,7 +116,8 @@ function readHeaders(b: Batch, o: number, out: IncomingHeaders, raw: string[]): 
     }
     const vl = u32(b, o);
     o += 4;
-    const value = b.utf8Slice(o, o + vl);
+    // Never UTF-8: bytes 0x80-0xFF would come out replaced, and could not be sent on again.
+    const value = b.latin1Slice(o, o + vl);
     o += vl;
     raw.push(name, value);
     const prev = out[key];

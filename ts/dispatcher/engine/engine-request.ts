@@ -8,6 +8,7 @@ import type { DispatchHandler, IncomingHeaders } from '../../core/types.js';
 import type { DiagnosticsRequest } from '../../core/diagnostics.js';
 import { kSoleReader, RequestController } from '../../handler/controller.js';
 import { EngineSocket } from './engine-socket.js';
+import { latin1Buffers } from '../../core/headers.js';
 
 export interface RequestOwner {
   /** Called once, when the request settles. */
@@ -25,7 +26,7 @@ const SENT_REPORTED = 4;
 /** The handler is the chunks' last stop (handler/controller.ts, `kSoleReader`). */
 const SOLE_READER = 8;
 
-const toBuffers = (raw: string[] | null): Buffer[] | null => (raw === null ? null : raw.map((s) => Buffer.from(s)));
+const toBuffers = (raw: string[] | null): Buffer[] | null => (raw === null ? null : latin1Buffers(raw));
 
 export class EngineRequest extends RequestController implements RequestSink {
   readonly id: number;

@@ -3,8 +3,13 @@
 //! The JS side hands over one packed string per request (`METHOD\0PATH\0name\0value...`) so the
 //! boundary carries a single string instead of an array of objects. This module validates it and
 //! writes the wire form in one pass, straight into the connection's output buffer.
+//!
+//! The string's code points are the bytes to send (latin1, as undici writes heads): JS has refused
+//! anything above U+00FF, and a code point U+0080–U+00FF goes out as the one byte of that value,
+//! never as its two UTF-8 bytes (DESIGN §5).
 
 use super::token::is_token;
+use std::borrow::Cow;
 use std::fmt;
 
 /// How the request body is delimited on the wire.
@@ -68,6 +73,32 @@ fn is_valid_value(s: &[u8]) -> bool {
     // CR/LF would inject header lines; NUL cannot occur (it is the separator) but is checked
     // anyway so the function stands on its own.
     !s.iter().any(|&b| b == b'\r' || b == b'\n' || b == 0)
+}
+
+/// `s` as the bytes its code points name, or None when one is above U+00FF. Borrowed when ASCII,
+/// which nearly every head is.
+pub fn latin1(s: &str) -> Option<Cow<'_, [u8]>> {
+    if s.is_ascii() {
+        return Some(Cow::Borrowed(s.as_bytes()));
+    }
+    s.chars().map(|c| u8::try_from(c).ok()).collect::<Option<Vec<u8>>>().map(Cow::Owned)
+}
+
+/// Appends `s` as latin1 bytes (see `latin1`); false, appending nothing, for a code point above U+00FF.
+fn push_latin1(out: &mut Vec<u8>, s: &str) -> bool {
+    if s.is_ascii() {
+        out.extend_from_slice(s.as_bytes());
+        return true;
+    }
+    let start = out.len();
+    for c in s.chars() {
+        let Ok(b) = u8::try_from(c) else {
+            out.truncate(start);
+            return false;
+        };
+        out.push(b);
+    }
+    true
 }
 
 /// Appends the decimal form of `n` without allocating.
@@ -137,15 +168,17 @@ fn write_head(
         return Err(EncodeError::InvalidMethod);
     }
     let path = match fields.next() {
-        Some(p) => p.as_bytes(),
+        Some(p) => p,
         None => return Err(EncodeError::Malformed),
     };
-    if !is_valid_path(path) {
+    if !is_valid_path(path.as_bytes()) {
         return Err(EncodeError::InvalidPath);
     }
     out.extend_from_slice(method);
     out.push(b' ');
-    out.extend_from_slice(path);
+    if !push_latin1(out, path) {
+        return Err(EncodeError::InvalidPath);
+    }
     out.extend_from_slice(b" HTTP/1.1\r\n");
 
     let mut has_connection = false;
@@ -165,7 +198,9 @@ fn write_head(
         has_connection |= name == "connection";
         out.extend_from_slice(name.as_bytes());
         out.extend_from_slice(b": ");
-        out.extend_from_slice(value.as_bytes());
+        if !push_latin1(out, value) {
+            return Err(EncodeError::InvalidHeaderValue(name.to_owned()));
+        }
         out.extend_from_slice(b"\r\n");
     }
 
@@ -335,8 +370,23 @@ mod tests {
 
     #[test]
     fn obs_text_and_tab_in_values() {
-        let (s, _) = enc("GET\0/\0x-a\0caf\u{e9}\tb", BodyFraming::None, false).unwrap();
-        assert!(s.contains("x-a: caf\u{e9}\tb\r\n"));
+        let mut out = Vec::new();
+        encode_request_head("GET\0/\u{e5}\0x-a\0caf\u{e9}\tb\u{ff}\u{80}", BodyFraming::None, false, &mut out).unwrap();
+        // One byte per code point (latin1), not UTF-8's two.
+        assert!(out.starts_with(b"GET /\xe5 HTTP/1.1\r\n"));
+        let line = b"x-a: caf\xe9\tb\xff\x80\r\n";
+        assert!(out.windows(line.len()).any(|w| w == line));
+    }
+
+    #[test]
+    fn code_points_above_u00ff_are_refused() {
+        use EncodeError::*;
+        let e = |p: &str| enc(p, BodyFraming::None, false).unwrap_err();
+        assert_eq!(e("GET\0/\0x\0\u{100}"), InvalidHeaderValue("x".into()));
+        assert_eq!(e("GET\0/\0x\0ok \u{20ac}"), InvalidHeaderValue("x".into()));
+        assert_eq!(e("GET\0/\u{1f600}"), InvalidPath);
+        assert_eq!(latin1("a\u{e5}").as_deref(), Some(&b"a\xe5"[..]));
+        assert_eq!(latin1("\u{101}"), None);
     }
 
     #[test]

@@ -1,6 +1,8 @@
 //! A request's packed head (`METHOD\0PATH\0name\0value…`, the same string HTTP/1.1 encodes) as an
 //! HTTP/2 request head: `host` becomes `:authority`, names are lower-cased, and the fields that
 //! only mean something on an HTTP/1.1 connection are left out (RFC 9113 §8.2.2), never sent.
+//! Values are latin1 as on HTTP/1.1 (`h1::encode::latin1`).
+use crate::h1::encode::latin1;
 use crate::h1::EncodeError;
 use http::header::{HeaderName, HeaderValue, CONTENT_LENGTH, EXPECT};
 use http::{Method, Request, Uri};
@@ -52,7 +54,8 @@ pub fn build(packed: &str, authority: &str, content_length: Option<u64>, expect_
             continue;
         }
         let n = HeaderName::from_bytes(lower.as_bytes()).map_err(|_| EncodeError::InvalidHeaderName(name.to_owned()))?;
-        let v = HeaderValue::from_str(value).map_err(|_| EncodeError::InvalidHeaderValue(name.to_owned()))?;
+        let bad = || EncodeError::InvalidHeaderValue(name.to_owned());
+        let v = HeaderValue::from_bytes(&latin1(value).ok_or_else(bad)?).map_err(|_| bad())?;
         headers.append(n, v);
     }
     if let Some(n) = content_length {
@@ -121,5 +124,12 @@ mod tests {
         assert_eq!(build("GET", "o:1", None, false).unwrap_err(), EncodeError::Malformed);
         assert!(matches!(build("GET\0/\0bad name\0v", "o:1", None, false), Err(EncodeError::InvalidHeaderName(_))));
         assert!(matches!(build("GET\0/\0x\0a\rb", "o:1", None, false), Err(EncodeError::InvalidHeaderValue(_))));
+        assert!(matches!(build("GET\0/\0x\0\u{20ac}", "o:1", None, false), Err(EncodeError::InvalidHeaderValue(_))));
+    }
+
+    #[test]
+    fn values_go_out_as_latin1_bytes() {
+        let h = build("GET\0/\0x\0\u{e5}r\u{ff}\u{80}", "o:1", None, false).unwrap();
+        assert_eq!(h.request.headers().get("x").unwrap().as_bytes(), b"\xe5r\xff\x80");
     }
 }
