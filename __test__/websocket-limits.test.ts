@@ -151,12 +151,46 @@ describe('WebSocket: a server that reads late', () => {
     const ws = socket(url, { stalledWriteTimeout: 200 });
     let errors = 0;
     ws.addEventListener('error', () => errors++);
-    const [event] = await once(ws, 'message');
-    expect((event as MessageEvent).data).toBe('done');
+    // Failing the connection (the bug) ends the wait too, instead of leaving it to the test timeout.
+    const [event] = await Promise.race([once(ws, 'message'), once(ws, 'close')]);
     expect(errors).toBe(0);
+    expect((event as MessageEvent).data).toBe('done');
     expect(ws.readyState).toBe(WebSocket.OPEN);
     await answered;
     expect(pongs).toBe(pingCount);
+  });
+});
+
+describe('WebSocket: a large upload to a server that reads late', () => {
+  it('pauses reading while a pong waits behind it, without failing the connection', async () => {
+    // The queue is full of the application's own message when the ping's pong joins it: that is
+    // the application's backpressure to handle (bufferedAmount), not a server refusing to read.
+    const SIZE = 32 * 1024 * 1024;
+    const STALL_MS = 100;
+    const url = await rawServer((s) => {
+      s.once('readable', () => {
+        // The upload has started: ask for a pong, then read nothing for a while.
+        s.write(frame(9, Buffer.alloc(0)));
+        setTimeout(() => {
+          let got = 0;
+          s.on('data', (chunk: Buffer) => {
+            got += chunk.length;
+            // The message (14-byte header) and the 6-byte pong.
+            if (got === 14 + SIZE + 6) s.write(frame(1, 'done'));
+          });
+          s.resume();
+        }, 4 * STALL_MS);
+      });
+    });
+    const ws = socket(url, { stalledWriteTimeout: STALL_MS });
+    let errors = 0;
+    ws.addEventListener('error', () => errors++);
+    await once(ws, 'open');
+    ws.send(new Uint8Array(SIZE));
+    // Failing the connection (the bug) ends the wait too, instead of leaving it to the test timeout.
+    const [event] = await Promise.race([once(ws, 'message'), once(ws, 'close')]);
+    expect(errors).toBe(0);
+    expect((event as MessageEvent).data).toBe('done');
   });
 });
 

@@ -62,6 +62,8 @@ export class WebSocketConnection implements CodecSink {
   #replied = false;
   /** Fails the connection when the blocked queue makes no progress (see #watchStall). */
   #stallTimer: NodeJS.Timeout | null = null;
+  /** Bytes handed to the socket so far; less its writableLength, the bytes it has written. */
+  #handed = 0;
 
   constructor(opts: ConnectionOptions, host: ConnectionHost) {
     this.#host = host;
@@ -165,6 +167,7 @@ export class WebSocketConnection implements CodecSink {
       if (done !== null) for (const d of done) d();
       return;
     }
+    this.#handed += frames.length;
     if (amount === 0 && done === null) {
       socket.write(frames);
       return;
@@ -224,8 +227,10 @@ export class WebSocketConnection implements CodecSink {
    */
   #sendReplies(): void {
     this.#replied = false;
-    this.#flush();
     const socket = this.#socket;
+    // Whether the queue was already full of what the application sent (a large upload).
+    const fullBefore = socket !== null && socket.writableLength >= socket.writableHighWaterMark;
+    this.#flush();
     if (socket === null || this.#writeBlocked || !socket.writableNeedDrain) return;
     this.#writeBlocked = true;
     this.#applyReading();
@@ -234,7 +239,9 @@ export class WebSocketConnection implements CodecSink {
       this.#clearStall();
       this.#applyReading();
     });
-    this.#watchStall(socket, socket.writableLength);
+    // Only a queue our replies filled can fail the connection: the application's own large sends
+    // to a slow server only pause reading (as in undici) however long they take.
+    if (!fullBefore) this.#watchStall(socket, this.#handed - socket.writableLength);
   }
 
   /**
@@ -242,14 +249,15 @@ export class WebSocketConnection implements CodecSink {
    * none of it for `stalledWriteTimeout` ms: it sends and never reads, and the connection would
    * otherwise hang for ever with our replies in memory.
    */
-  #watchStall(socket: Duplex, queued: number): void {
+  #watchStall(socket: Duplex, written: number): void {
     const ms = this.#limits.stalledWriteTimeout;
     if (ms === 0) return;
     this.#stallTimer = setTimeout(() => {
       this.#stallTimer = null;
       if (!this.#writeBlocked || socket.destroyed) return;
-      // Some of the queue went out: the server reads, slowly. Keep waiting.
-      if (socket.writableLength < queued) return this.#watchStall(socket, socket.writableLength);
+      // Some of the queue went out (whatever was added since): the server reads, slowly. Wait on.
+      const now = this.#handed - socket.writableLength;
+      if (now > written) return this.#watchStall(socket, now);
       this.#error ??= new TypeError(
         `WebSocket connection failed (1008): the server left ${socket.writableLength} bytes of our frames unread for ${ms} ms`,
       );
