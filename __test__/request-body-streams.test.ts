@@ -284,4 +284,46 @@ describe('the lifecycle of a streamed body', () => {
     body.push(null);
     await expect(client.request({ path: '/', method: 'POST', body })).rejects.toBe(boom);
   });
+
+  const failingSources = {
+    'an async iterable with a content-length': (boom: Error) =>
+      (async function* () {
+        yield 'a string';
+        throw boom;
+      })(),
+    'a chunked Readable': (boom: Error) =>
+      new Readable({
+        read() {
+          this.push('a string');
+          this.destroy(boom);
+        },
+      }),
+  };
+  for (const [what, make] of Object.entries(failingSources)) {
+    it(`${what} that fails after its first chunk: that chunk still reaches the server, unterminated`, async () => {
+      let got = '';
+      let closed!: () => void;
+      const socketClosed = new Promise<void>((r) => (closed = r));
+      const srv = track(
+        await rawServer((socket) => {
+          socket.on('error', () => {});
+          socket.on('data', (c: Buffer) => (got += c.toString('latin1')));
+          socket.on('close', () => closed());
+        }),
+      );
+      const client = track(new Client(srv.origin));
+      const boom = new Error('kaboom');
+      const chunked = what.includes('chunked');
+      const headers = chunked ? {} : { 'content-length': '42' };
+      await expect(client.request({ path: '/', method: 'POST', headers, body: make(boom) })).rejects.toBe(boom);
+      await socketClosed;
+      if (chunked) {
+        expect(got).toContain('transfer-encoding: chunked');
+        expect(got.endsWith('\r\n\r\n8\r\na string\r\n')).toBe(true);
+      } else {
+        expect(got).toContain('content-length: 42');
+        expect(got.endsWith('\r\n\r\na string')).toBe(true);
+      }
+    });
+  }
 });

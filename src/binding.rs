@@ -214,6 +214,13 @@ impl NativeEngine {
         self.engine.abort(id);
     }
 
+    /// A streamed body's source failed: what was written still goes out, then the request is
+    /// aborted (its connection closed).
+    #[napi(catch_unwind)]
+    pub fn fail_body(&self, id: u32) {
+        self.engine.fail_body(id);
+    }
+
     /// The socket asked for by BRIDGE_OPEN `id` is connected; `addrs` as upgraded sockets report
     /// them. False: nobody waits for it any more (destroy it).
     #[napi(catch_unwind)]

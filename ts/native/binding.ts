@@ -75,6 +75,8 @@ export interface NativeEngine {
   pause(id: number): void;
   resume(id: number): void;
   abort(id: number): void;
+  /** A streamed body's source failed: what was written still goes out, then the request is aborted. */
+  failBody(id: number): void;
   /** Answers BRIDGE_OPEN with a connected socket; false: nobody waits any more, destroy it. */
   bridgeAttach(id: number, addrs: string): boolean;
   /** Answers BRIDGE_OPEN with a failure (`code`: an engine error code); false: nobody waits. */

@@ -203,6 +203,10 @@ export const control = {
   abort(id: number): void {
     entryOf(id)?.native.abort(id);
   },
+  /** The body's source failed: the engine writes what it was given, then aborts the request. */
+  failBody(id: number): void {
+    entryOf(id)?.native.failBody(id);
+  },
   /** False: wait for the request's drain event before writing more. */
   write(id: number, chunk: Buffer): boolean {
     return entryOf(id)?.native.write(id, chunk) ?? false;

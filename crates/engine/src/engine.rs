@@ -143,6 +143,13 @@ impl Engine {
             c.abort();
         }
     }
+    /// A request's streamed body failed after some of it was written: that part still goes out,
+    /// then the request is aborted.
+    pub fn fail_body(&self, id: u32) {
+        if let Some(c) = self.shared.ctl(id) {
+            c.fail_body();
+        }
+    }
 
     /// JS's socket for BRIDGE_OPEN `id` is connected. False: nobody waits for it any more
     /// (timed out, pool gone); JS destroys it.

@@ -64,6 +64,8 @@ const ABORTED: u8 = 2;
 struct Pipe {
     inbox: Inbox,
     ended: bool,
+    /// The body's source failed: what is queued still goes out, then the request is aborted.
+    failed: bool,
 }
 
 /// Buffered bytes per request beyond which JS is asked to wait for a drain event.
@@ -73,6 +75,8 @@ pub const PIPE_HIGH_WATER: usize = 256 * 1024;
 pub struct Taken {
     pub chunks: Vec<Vec<u8>>,
     pub ended: bool,
+    /// The source failed after these chunks: write them, then abort (`ReqCtl::fail_body`).
+    pub failed: bool,
     /// The pipe fell below the high-water mark after JS was told to wait: send it a drain event.
     pub drained: bool,
 }
@@ -127,13 +131,20 @@ impl ReqCtl {
         self.wake();
     }
 
+    /// The body's source failed with some of it already given: the connection writes what it
+    /// holds (as undici leaves what it wrote on the socket), then aborts the request, closing it.
+    pub fn fail_body(&self) {
+        self.pipe.lock().failed = true;
+        self.wake();
+    }
+
     /// Takes everything queued (the connection writes it out as a whole).
     pub fn take_body(&self) -> Taken {
         let mut p = self.pipe.lock();
         let chunks: Vec<Vec<u8>> = p.inbox.chunks.drain(..).collect();
         p.inbox.bytes = 0;
         let drained = std::mem::take(&mut p.inbox.drain_wanted);
-        Taken { chunks, ended: p.ended, drained }
+        Taken { chunks, ended: p.ended, failed: p.failed, drained }
     }
 
     fn wake(&self) {

@@ -65,7 +65,7 @@ export async function pumpBody(
   /** The request is with the engine: a failure from now on aborts it (closing its connection). */
   let handed = false;
   const failWith = (err: Error): void => {
-    if (handed) req.abort(err);
+    if (handed) req.abortBody(err);
     else req.fail(err);
   };
   let it: AnyIterator;

@@ -25,6 +25,8 @@ const BODY_COMPLETE = 2;
 const SENT_REPORTED = 4;
 /** The handler is the chunks' last stop (handler/controller.ts, `kSoleReader`). */
 const SOLE_READER = 8;
+/** The body's source failed: the abort lets the engine write what it was given first. */
+const BODY_FAILED = 16;
 
 const toBuffers = (raw: string[] | null): Buffer[] | null => (raw === null ? null : latin1Buffers(raw));
 
@@ -41,7 +43,7 @@ export class EngineRequest extends RequestController implements RequestSink {
   /** Called once when the request settles (the body pump releases its source); the error if it failed. */
   onSettle: ((err: Error | null) => void) | null = null;
   /**
-   * TUNNELLED | BODY_COMPLETE | SENT_REPORTED | SOLE_READER, one field for what would be four:
+   * TUNNELLED | BODY_COMPLETE | SENT_REPORTED | SOLE_READER | BODY_FAILED, one field for what would be five:
    * every request in flight or queued carries it.
    */
   #flags: number;
@@ -73,7 +75,19 @@ export class EngineRequest extends RequestController implements RequestSink {
   }
 
   protected override onAbort(): void {
-    control.abort(this.id);
+    if ((this.#flags & BODY_FAILED) !== 0) control.failBody(this.id);
+    else control.abort(this.id);
+  }
+
+  /**
+   * The streamed body's source failed after some of it was handed over: the request is aborted
+   * with `err`, and what the engine holds of the body is still written (as undici leaves what it
+   * wrote on the socket) before the connection closes.
+   */
+  abortBody(err: Error): void {
+    // Once the body's end was given, there is nothing left to write: a plain abort.
+    if ((this.#flags & BODY_COMPLETE) === 0) this.#flags |= BODY_FAILED;
+    this.abort(err);
   }
 
   protected override onPause(): void {

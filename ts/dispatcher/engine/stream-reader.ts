@@ -25,7 +25,7 @@ function destroysItself(s: EventStream): boolean {
 
 export class StreamReader implements AsyncIterator<unknown> {
   readonly #stream: EventStream;
-  /** Told of an error that arrives while no read waits for it. */
+  /** Told of an error that arrives once the body was read (a late error). */
   #onError: (err: Error) => void;
   #queue: unknown[] = [];
   #queued = 0;
@@ -105,7 +105,9 @@ export class StreamReader implements AsyncIterator<unknown> {
     if (this.#error !== null || this.#released) return;
     this.#error = err;
     if (this.#waiter !== null) this.#wake();
-    else this.#onError(err);
+    // While the body is still read, the reader meets the error after the chunks that came before
+    // it (they are sent, as undici writes each as it comes); once all was read it is told here.
+    else if (this.#complete) this.#onError(err);
   }
 
   readonly #handleData = (chunk: unknown): void => {

@@ -12,7 +12,7 @@ use crate::events::{self, Writer};
 use crate::h1::{encode::encode_chunk, encode::LAST_CHUNK, encode_request_head, BodyFraming, Decoded, Expect, ResponseDecoder};
 use crate::owner::{ConnOwner, Taker};
 use crate::registry::{EventSink, Shared};
-use crate::request::{flags, Request, StreamLength, PIPE_HIGH_WATER};
+use crate::request::{flags, ReqCtl, Request, StreamLength, PIPE_HIGH_WATER};
 use crate::transport::Transport;
 use std::future::Future;
 use std::sync::Arc;
@@ -47,6 +47,9 @@ pub(super) struct Http1 {
     addrs: String,
     /// The pool has been told this connection left (finish, or detached as a tunnel).
     left_pool: bool,
+    /// A streamed body's source failed (`ReqCtl::fail_body`): once what it gave is written, its
+    /// request is aborted.
+    abort_when_written: Option<Arc<ReqCtl>>,
 }
 
 fn far_future() -> Instant {
@@ -75,6 +78,7 @@ impl Http1 {
             tunnel: None,
             addrs,
             left_pool: false,
+            abort_when_written: None,
         }
     }
 
@@ -99,10 +103,18 @@ impl Http1 {
                 Ok(p) => p,
                 Err(end) => return Poll::Ready(end),
             };
-            progress |= match self.write(cx) {
+            let wrote = match self.write(cx) {
                 Ok(p) => p,
                 Err(end) => return Poll::Ready(end),
             };
+            progress |= wrote;
+            if let Some(ctl) = &self.abort_when_written {
+                // Written, or as much as the socket takes now (undici's destroy keeps no more).
+                if self.bufs.wbuf.is_empty() || !wrote {
+                    ctl.abort();
+                    return Poll::Ready(End::Aborted);
+                }
+            }
             if self.can_read() && !self.sink.congested(cx.waker()) {
                 if self.undecoded {
                     self.undecoded = false;
@@ -221,6 +233,7 @@ impl Http1 {
         }
         let taken = st.ctl.take_body();
         let mut progress = !taken.chunks.is_empty();
+        let failed = taken.failed.then(|| st.ctl.clone());
         for chunk in &taken.chunks {
             match &mut st.remaining {
                 Some(rem) => {
@@ -232,6 +245,12 @@ impl Http1 {
                 }
                 None => encode_chunk(chunk, &mut self.bufs.wbuf),
             }
+        }
+        if let Some(ctl) = failed {
+            // No last chunk: the server must not take the body for complete.
+            self.pipe.streaming = None;
+            self.abort_when_written = Some(ctl);
+            return Ok(true);
         }
         let id = st.id;
         if taken.drained {

@@ -254,6 +254,12 @@ impl Stream {
                 Body::Sending { chunks, end } => (chunks, *end),
                 Body::Piped { chunks, remaining } => {
                     let taken = self.ctl.take_body();
+                    if taken.failed {
+                        // The stream is reset (what DATA frames are queued may not go out first).
+                        self.ctl.abort();
+                        self.send.send_reset(Reason::CANCEL);
+                        return Err(self.settle());
+                    }
                     for c in taken.chunks {
                         if let Some(rem) = remaining {
                             if c.len() as u64 > *rem {
