@@ -158,39 +158,61 @@ describe('a response that completes before the body was sent', () => {
 
   it('a proxy forwarding its incoming request can still answer its own client', async () => {
     const upstream = await earlyServer();
-    const proxyClient = track(new Client(upstream.origin));
-    const incoming: IncomingMessage[] = [];
-    const proxy = track(
-      await httpServer((req, res) => {
-        incoming.push(req);
-        proxyClient.request({ path: '/', method: 'PUT', body: req }).then(
-          async ({ statusCode, body }) => {
-            const text = await body.text();
-            res.writeHead(statusCode, { 'x-proxied': '1' });
-            res.end(`proxied ${text}`);
-          },
-          (err: Error) => res.destroy(err),
-        );
-      }),
-    );
-    // The proxy's client sends part of its body and waits for the answer before the rest.
-    const reply = await new Promise<{ status: number; text: string; req: ReturnType<typeof httpRequest> }>(
-      (resolve, reject) => {
-        const req = httpRequest(`${proxy.origin}/`, { method: 'PUT', headers: { 'transfer-encoding': 'chunked' } });
-        req.on('error', reject);
-        req.on('response', (res) => {
-          const parts: Buffer[] = [];
-          res.on('data', (c: Buffer) => parts.push(c));
-          res.on('end', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(parts).toString(), req }));
-          res.on('error', reject);
-        });
-        req.write('the first part of a long upload');
-      },
-    );
+    const reply = await throughProxy(upstream.origin);
     expect(reply.status).toBe(200);
     expect(reply.text).toBe('proxied early');
-    expect(incoming[0]!.destroyed).toBe(false);
-    reply.req.end();
+    expect(reply.incoming.destroyed).toBe(false);
+  });
+});
+
+/**
+ * A node:http proxy forwarding its incoming request to `upstream` through ferro, with the
+ * IncomingMessage as the body: it answers 502 when that fails. Its client sends part of its body
+ * and waits for the answer before the rest.
+ */
+async function throughProxy(upstream: string): Promise<{ status: number; text: string; incoming: IncomingMessage }> {
+  const proxyClient = track(new Client(upstream));
+  const incoming: IncomingMessage[] = [];
+  const proxy = track(
+    await httpServer((req, res) => {
+      incoming.push(req);
+      proxyClient.request({ path: '/', method: 'PUT', body: req }).then(
+        async ({ statusCode, body }) => {
+          const text = await body.text();
+          res.writeHead(statusCode);
+          res.end(`proxied ${text}`);
+        },
+        () => {
+          res.writeHead(502);
+          res.end('upstream failed');
+        },
+      );
+    }),
+  );
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(`${proxy.origin}/`, { method: 'PUT', headers: { 'transfer-encoding': 'chunked' } });
+    req.on('error', reject);
+    req.on('response', (res) => {
+      const parts: Buffer[] = [];
+      res.on('data', (c: Buffer) => parts.push(c));
+      res.on('end', () => {
+        req.destroy();
+        resolve({ status: res.statusCode ?? 0, text: Buffer.concat(parts).toString(), incoming: incoming[0]! });
+      });
+      res.on('error', reject);
+    });
+    req.write('the first part of a long upload');
+  });
+}
+
+describe('a request that fails while its body is read', () => {
+  it("destroys a proxy's incoming request but not its socket: the proxy can still answer", async () => {
+    // The upstream drops the connection once the request's first bytes arrive.
+    const upstream = track(await rawServer((socket) => socket.once('data', () => socket.destroy())));
+    const reply = await throughProxy(upstream.origin);
+    expect(reply.status).toBe(502);
+    expect(reply.text).toBe('upstream failed');
+    expect(reply.incoming.destroyed).toBe(true);
   });
 });
 

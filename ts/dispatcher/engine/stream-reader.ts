@@ -4,9 +4,11 @@
 // - an 'error', even one after the last chunk was read, fails the request (a late error counts);
 // - at its 'end' a stream that does not destroy itself is destroyed;
 // - a 'close' before its 'end' aborts the request (RequestAbortedError).
-// When the request settles the stream is let go: destroyed with the error if the request failed;
+// When the request settles the stream is let go: destroyed with the error if the request failed
+// (a node:http IncomingMessage without its socket);
 // if the response completed before the body was read, it is paused, our listeners are removed,
 // and it is left to its owner (a proxy's incoming request stays usable: its socket is the proxy's).
+import { IncomingMessage } from 'node:http';
 import { RequestAbortedError } from '../../core/errors.js';
 import type { EventStream } from '../../core/request-body.js';
 
@@ -87,6 +89,9 @@ export class StreamReader implements AsyncIterator<unknown> {
     s.removeListener('close', this.#handleClose);
     // 'close' may come before 'error' for a broken stream: an error listener stays until then.
     if (err !== null && s.destroyed !== true && typeof s.destroy === 'function') {
+      // An unfinished IncomingMessage destroys its socket with it, and that socket is its server's:
+      // detached first (as undici does, see nodejs/node#38505), a proxy can still answer its client.
+      if (s instanceof IncomingMessage) (s as { socket: unknown }).socket = null;
       s.on('error', noop);
       s.destroy(err);
     }
