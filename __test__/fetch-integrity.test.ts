@@ -156,10 +156,11 @@ describe('fetch with integrity', () => {
   });
 
   it('a body that ends early rejects fetch itself (the response is never returned)', async () => {
+    // The head and part of the body arrive, then the connection closes short of content-length:
+    // without integrity fetch would have resolved at the head and only the body would fail.
     const srv = await serve((_req, res) => {
       res.writeHead(200, { 'content-length': '100' });
-      res.write('only part of it');
-      res.socket!.destroy();
+      res.write('only part of it', () => res.socket!.end());
     });
     const err = await fetchWith(srv.origin, `sha256-${SHA256}`).then(
       () => null,
@@ -167,15 +168,29 @@ describe('fetch with integrity', () => {
     );
     expect(err).toBeInstanceOf(TypeError);
     expect((err as TypeError).message).toBe('fetch failed');
+    expect((err as TypeError).cause).toBeInstanceOf(Error);
   });
 
   it('an abort while the body is read rejects with the signal reason', async () => {
     const ac = new AbortController();
     const srv = await serve((_req, res) => {
       res.writeHead(200);
-      res.write('the first part', () => ac.abort(new Error('stop here')));
+      res.write('the first part, and the rest never comes');
     });
-    await expect(fetchWith(srv.origin, `sha256-${SHA256}`, { signal: ac.signal })).rejects.toThrow('stop here');
+    // Aborts once the first body bytes reached fetch, after the head it would otherwise resolve at.
+    const dispatcher = agent().compose((dispatch) => (opts, handler) =>
+      dispatch(opts, {
+        onRequestStart: (c, ctx) => handler.onRequestStart?.(c, ctx),
+        onResponseStart: (c, status, headers, message) => handler.onResponseStart?.(c, status, headers, message),
+        onResponseData: (c, chunk) => {
+          handler.onResponseData?.(c, chunk);
+          ac.abort(new Error('stop here'));
+        },
+        onResponseEnd: (c, trailers) => handler.onResponseEnd?.(c, trailers),
+        onResponseError: (c, err) => handler.onResponseError?.(c, err),
+      }),
+    );
+    await expect(fetch(srv.origin, { dispatcher, integrity: `sha256-${SHA256}`, signal: ac.signal })).rejects.toThrow('stop here');
   });
 
   it('parses the metadata as the SRI spec says', () => {
