@@ -59,7 +59,7 @@ describe('Agent', () => {
 
   it('creates dispatchers through `factory`, with the agent options minus its own', async () => {
     const a = await named('a');
-    const calls: [string, Record<string, unknown>][] = [];
+    const calls: [string | URL, Record<string, unknown>][] = [];
     const agent = cleanup.add(
       new Agent({
         connections: 3,
@@ -74,7 +74,7 @@ describe('Agent', () => {
     await text(agent, { origin: a.origin, path: '/', method: 'GET' });
     await text(agent, { origin: a.origin, path: '/', method: 'GET' });
     expect(calls).toHaveLength(1);
-    // A string origin, as undici's Agent gives its factory.
+    // The request's origin as given (here a string), as undici's Agent gives its factory.
     expect(calls[0]![0]).toBe(a.origin);
     expect(calls[0]![1]).toMatchObject({ connections: 3, pipelining: 2 });
     expect(calls[0]![1].factory).toBeUndefined();

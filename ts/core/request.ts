@@ -93,20 +93,33 @@ export interface PackedRequest {
 }
 
 /**
- * Checks the method, path and headers and packs them. `host` is the origin's, used unless a host
+ * Checks the path, the method and the upgrade, in undici's order (before the handler's hooks are
+ * looked at; the headers are checked as they are packed).
+ */
+export function checkRequestLine(opts: DispatchOptions): void {
+  const { path, method, upgrade } = opts;
+  if (typeof path !== 'string') throw new InvalidArgumentError('path must be a string');
+  // CONNECT names an authority (host:port), not a path.
+  if (method !== 'CONNECT' && path[0] !== '/' && !/^https?:\/\//.test(path) && !(method === 'OPTIONS' && path === '*')) {
+    throw new InvalidArgumentError('path must be an absolute URL or start with a slash');
+  }
+  if (typeof method !== 'string') throw new InvalidArgumentError('method must be a string');
+  if (!isToken(method)) throw new InvalidArgumentError('invalid request method');
+  if (upgrade != null) {
+    if (typeof upgrade !== 'string') throw new InvalidArgumentError('upgrade must be a string');
+    if (!/^[\x21-\x7e][\x20-\x7e]*$/.test(upgrade)) throw new InvalidArgumentError('invalid upgrade header');
+  }
+}
+
+/**
+ * Checks the headers and packs the request. `host` is the origin's, used unless a host
  * header is given. A length mismatch throws, or with `strictContentLength` false warns.
  */
 export function packRequest(opts: DispatchOptions, parts: RequestBodyParts, host: string, strictContentLength: boolean): PackedRequest {
+  // checkRequestLine() has vetted the method, the path and the upgrade.
   const method = opts.method;
-  if (typeof method !== 'string' || !isToken(method)) throw new InvalidArgumentError('invalid request method');
-  let path = opts.path;
-  if (typeof path !== 'string') throw new InvalidArgumentError('path must be a string');
   const connect = method === 'CONNECT';
-  // CONNECT names an authority (host:port), not a path.
-  if (!connect && path[0] !== '/' && !/^https?:\/\//.test(path) && !(method === 'OPTIONS' && path === '*')) {
-    throw new InvalidArgumentError('path must be an absolute URL or start with a slash');
-  }
-  path = withQuery(path, opts.query);
+  let path = withQuery(opts.path, opts.query);
   if (/[^\u0021-\u00ff]/.test(path)) throw new InvalidArgumentError('invalid request path');
   const h = packHeaders(opts.headers);
   const stream = parts.stream;
@@ -123,12 +136,7 @@ export function packRequest(opts: DispatchOptions, parts: RequestBodyParts, host
     process.emitWarning(new RequestContentLengthMismatchError());
   }
   let extra = '';
-  if (opts.upgrade != null) {
-    if (typeof opts.upgrade !== 'string' || !/^[\x21-\x7e][\x20-\x7e]*$/.test(opts.upgrade)) {
-      throw new InvalidArgumentError('invalid upgrade header');
-    }
-    extra = `connection\0upgrade\0upgrade\0${opts.upgrade}\0`;
-  }
+  if (opts.upgrade != null) extra = `connection\0upgrade\0upgrade\0${opts.upgrade}\0`;
   let flags = 0;
   if (opts.idempotent ?? (method === 'GET' || method === 'HEAD')) flags |= RequestFlag.IDEMPOTENT;
   if (opts.blocking ?? method !== 'HEAD') flags |= RequestFlag.BLOCKING;

@@ -10,8 +10,8 @@ import type { PoolStats } from './stats.js';
 import { failUnstarted } from '../handler/detached-controller.js';
 
 export interface AgentOptions extends Omit<PoolOptions, 'factory'> {
-  /** Makes the dispatcher for an origin, given as a string (`http://host:port`) as undici does. */
-  factory?: (origin: string, opts: object) => Dispatcher;
+  /** Makes the dispatcher for an origin, given as the request's `origin` option (a string or a URL). */
+  factory?: (origin: string | URL, opts: object) => Dispatcher;
   maxOrigins?: number;
 }
 
@@ -23,7 +23,6 @@ function defaultFactory(origin: string, opts: AgentOptions): Dispatcher {
 
 export class Agent extends DispatcherBase {
   readonly #opts: AgentOptions;
-  readonly #factory: (origin: string, opts: object) => Dispatcher;
   readonly #dispatchers = new Map<string, Dispatcher>();
   /** `origin` as requests spell it → its normalized origin (see #originOf). */
   readonly #origins = new Map<string, string>();
@@ -43,7 +42,6 @@ export class Agent extends DispatcherBase {
     }
     this.setWebSocketOptions(opts.webSocket);
     this.#opts = { ...opts };
-    this.#factory = opts.factory ?? ((o, p) => defaultFactory(o, p as AgentOptions));
   }
 
   /** Stats of each origin's dispatcher (those that report any), keyed by origin. */
@@ -74,7 +72,9 @@ export class Agent extends DispatcherBase {
       }
       const connect = this.#opts.connect;
       const named = servername !== null && typeof connect !== 'function' ? { connect: { ...connect, servername } } : {};
-      d = this.#factory(origin, { ...this.#opts, factory: undefined, maxOrigins: undefined, ...named });
+      const given = { ...this.#opts, factory: undefined, maxOrigins: undefined, ...named };
+      // A factory of the caller's gets `origin` as the request gave it (a URL stays a URL), as undici.
+      d = this.#opts.factory != null ? this.#opts.factory(opts.origin, given) : defaultFactory(origin, given);
       const forward =
         (event: string) =>
         (origin: URL, targets: Dispatcher[], err?: Error): void => {

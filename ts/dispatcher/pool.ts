@@ -1,6 +1,6 @@
 // Pool: up to `connections` connections to one origin (undici's Pool), served by the engine.
 // With undici's `factory` or `clientTtl` options the pool is made of Client objects instead (the
-// caller wants to build or retire them): those requests go through a RoundRobinPool inside.
+// caller wants to build or retire them): those requests go to the first free Client (PoolClients).
 import { InvalidArgumentError } from '../core/errors.js';
 import type { UrlObject } from '../core/url.js';
 import type { Dispatcher } from './dispatcher.js';
@@ -18,6 +18,13 @@ export interface PoolOptions extends EngineDispatcherOptions {
   clientTtl?: number | null;
 }
 
+/** The Clients of a Pool made with `factory` / `clientTtl`: each request goes to the first that is not busy (undici's Pool). */
+class PoolClients extends RoundRobinPool {
+  protected override get inTurn(): boolean {
+    return false;
+  }
+}
+
 export class Pool extends EngineDispatcher {
   readonly #clients: RoundRobinPool | null;
 
@@ -27,13 +34,15 @@ export class Pool extends EngineDispatcher {
       throw new InvalidArgumentError('invalid connections');
     }
     const { factory, clientTtl, ...engineOptions } = options ?? {};
+    // Before the origin is read, in undici's order.
+    if (factory != null && typeof factory !== 'function') throw new InvalidArgumentError('factory must be a function.');
     super(url, engineOptions, connections);
     this.setWebSocketOptions(engineOptions.webSocket);
     if (factory == null && clientTtl == null) {
       this.#clients = null;
       return;
     }
-    const clients = new RoundRobinPool(url, { ...engineOptions, connections: connections || null, factory, clientTtl });
+    const clients = new PoolClients(url, { ...engineOptions, connections: connections || null, factory, clientTtl });
     for (const event of ['connect', 'disconnect', 'connectionError', 'drain'] as const) {
       clients.on(event, (origin: URL, targets: Dispatcher[], err?: Error) =>
         this.emit(event, origin, [this, ...targets.slice(1)], err),

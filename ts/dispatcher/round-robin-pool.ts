@@ -92,21 +92,45 @@ export class RoundRobinPool extends DispatcherBase {
     return !this.#needDrain;
   }
 
-  /** The next Client in turn that is not busy, a new one when allowed, or null. */
+  /**
+   * Whether requests go to the Clients in turn (RoundRobinPool) or to the first that is not busy
+   * (undici's Pool, which Pool's `factory` / `clientTtl` form is built on).
+   */
+  protected get inTurn(): boolean {
+    return true;
+  }
+
+  /** A Client that is not busy, a new one when allowed, or null. */
   #pick(): Member | null {
-    for (let checked = 0; checked < this.#members.length; checked++) {
-      this.#index = (this.#index + 1) % this.#members.length;
-      const m = this.#members[this.#index]!;
+    const free = this.#free();
+    if (free !== null || !this.#canAdd()) return free;
+    const added = this.#add();
+    this.#index = this.#members.length - 1;
+    return added;
+  }
+
+  /** The next Client in turn (or the first) that is not busy; expired ones are retired on the way. */
+  #free(): Member | null {
+    const inTurn = this.inTurn;
+    let i = inTurn ? this.#index : -1;
+    for (let checked = 0; checked < this.#members.length; ) {
+      i = (i + 1) % this.#members.length;
+      const m = this.#members[i]!;
       if (this.#expired(m)) {
         this.#retire(m);
-        this.#index--;
-        checked--;
+        i--;
         continue;
       }
-      if (!m.busy) return m;
+      checked++;
+      if (m.busy) continue;
+      if (inTurn) this.#index = i;
+      return m;
     }
-    if (this.#connections !== null && this.#members.length >= this.#connections) return null;
-    return this.#add();
+    return null;
+  }
+
+  #canAdd(): boolean {
+    return this.#connections === null || this.#members.length < this.#connections;
   }
 
   #expired(m: Member): boolean {
@@ -138,12 +162,17 @@ export class RoundRobinPool extends DispatcherBase {
       this.#flush();
     });
     this.#members.push(m);
-    this.#index = this.#members.length - 1;
     return m;
   }
 
   #send(m: Member, opts: DispatchOptions, handler: DispatchHandler): void {
-    if (!m.dispatcher.dispatch(spread(opts, { origin: this.#origin.origin }), handler)) m.busy = true;
+    if (m.dispatcher.dispatch(spread(opts, { origin: this.#origin.origin }), handler)) return;
+    m.busy = true;
+    // As undici: the pool reports backpressure only when no other Client is free and no new one
+    // may be made (one is made now when allowed, ready for the next request).
+    if (this.#members.some((x) => !x.busy && !this.#expired(x))) return;
+    if (this.#canAdd()) this.#add();
+    else this.#needDrain = true;
   }
 
   /** Hands waiting requests to free Clients; emits drain once nothing waits. */

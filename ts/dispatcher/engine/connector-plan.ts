@@ -59,6 +59,15 @@ function tunnelPlan(c: Connector, tls: Options, opts: Options, origin: URL): Con
   return { base: opts, connect: {}, bridged: layered };
 }
 
+/** A connect function of the caller's also gets the client's `socketPath` and `allowH2` when set (undici's Client). */
+function withClientOptions(c: Connector, opts: Options): Connector {
+  const { socketPath, allowH2 } = opts;
+  if (socketPath == null && allowH2 == null) return c;
+  // socketPath is checked to be a string with the other options (pool-options.ts).
+  const added = { ...(socketPath != null ? { socketPath: socketPath as string } : null), ...(allowH2 != null ? { allowH2 } : null) };
+  return (target, cb) => c({ ...target, ...added }, cb);
+}
+
 /** How a client with these options connects: natively, or over Node sockets from a connector. */
 export function planConnector(origin: URL, opts: Options): ConnectorPlan {
   const c = opts.connect;
@@ -69,7 +78,7 @@ export function planConnector(origin: URL, opts: Options): ConnectorPlan {
     const streamTls = (c as { [kStreamTls]?: Options })[kStreamTls];
     if (streamTls !== undefined) return tunnelPlan(c as Connector, streamTls, opts, origin);
     const built = connectorOptions(c) as Options | undefined;
-    if (built === undefined) return { base: opts, connect: {}, bridged: c as Connector };
+    if (built === undefined) return { base: opts, connect: {}, bridged: withClientOptions(c as Connector, opts) };
     // A buildConnector result as it is: its own options only, none of the client's (as in undici).
     return { base: {}, connect: built, bridged: needsNode(built, origin) ? (c as Connector) : null };
   }

@@ -6,7 +6,8 @@ import { createPool, engineKind, forgetPool, openSinks, scheduleFlush, type Engi
 import type { NativePool } from '../../native/binding.js';
 import { RequestFlag } from '../../native/events.js';
 import { ClientDestroyedError, RequestContentLengthMismatchError } from '../../core/errors.js';
-import { assertRequestHandler, checkRequestOptions, emptyBodyFor, packRequest, type PackedRequest } from '../../core/request.js';
+import { assertRequestHandler, checkRequestLine, checkRequestOptions, emptyBodyFor, packRequest, type PackedRequest } from '../../core/request.js';
+import { detachedController } from '../../handler/detached-controller.js';
 import { requestBodyParts } from '../../core/request-body.js';
 import type { DispatchHandler, DispatchOptions } from '../../core/types.js';
 import { parseOrigin, type UrlObject } from '../../core/url.js';
@@ -87,19 +88,21 @@ export class EngineDispatcher extends DispatcherBase implements RequestOwner {
     this.checkHandler(handler);
     const driven = toControllerHandler(handler);
     try {
-      assertRequestHandler(driven, opts?.method, opts?.upgrade);
+      // undici's order: this dispatcher's state and the request's options, then the handler's hooks.
+      const refused = this.refusal(opts);
+      if (refused !== null) throw refused;
+      checkRequestOptions(opts);
+      checkRequestLine(opts);
+      assertRequestHandler(driven, opts.method, opts.upgrade);
     } catch (err) {
       // As undici: a handler that can hear the error hears it; otherwise the call throws.
       if (typeof driven.onResponseError !== 'function') throw err;
-      driven.onResponseError(null as never, err as Error);
+      driven.onResponseError(detachedController, err as Error);
       return false;
     }
     const req = new EngineRequest(this, driven);
     this.#open++;
     try {
-      const refused = this.refusal(opts);
-      if (refused !== null) throw refused;
-      checkRequestOptions(opts);
       // A body factory (ts/handler/replayable-body.ts) makes a fresh body for each attempt.
       const body = typeof opts.body === 'function' ? resolveBodyFactory(opts.body) : opts.body;
       const parts = requestBodyParts(body);
