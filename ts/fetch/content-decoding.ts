@@ -39,8 +39,8 @@ class EngineDecodeStream extends Transform {
     // Transform's own _read releases the write callback it parks when a transform finishes with
     // its readable buffer at or past the high-water mark. Finishing the held transform just above
     // can park it, and Readable calls _read again only after a push, so release it now: otherwise
-    // no more input is asked for and the body stalls. (Seen on Node 20, whose 16 KiB mark is
-    // below one 64 KiB decoded step.)
+    // no more input is asked for and the body stalls. (Within a few MiB on Node 20, whose 16 KiB
+    // mark is below one 64 KiB decoded step; rarer on Node 22+, whose mark is 64 KiB.)
     super._read(size);
   }
 
