@@ -1,6 +1,7 @@
-// pipeline(), stream(), connect() and upgrade() report as undici does (issue 35 item 16): a
-// stream destroyed without an error, a factory Writable closed early, a legacy Writable's
-// needDrain, and the `{ opaque }` handed to connect / upgrade error callbacks.
+// pipeline(), stream(), connect(), upgrade() and request() callbacks report as undici does (issue
+// 35 item 16): a stream destroyed without an error, a factory Writable closed early, a legacy
+// Writable's needDrain, the `{ opaque }` handed to connect / upgrade error callbacks, and a client
+// destroyed from inside a response callback.
 import { afterEach, describe, expect, it } from 'vitest';
 import { EventEmitter, once } from 'node:events';
 import { PassThrough, Writable, pipeline as streamPipeline } from 'node:stream';
@@ -187,5 +188,21 @@ describe('connect() / upgrade(): error callbacks get { opaque }', () => {
     );
     expect(err).toBeInstanceOf(errors.SocketError);
     expect(data).toEqual({ opaque: 7 });
+  });
+});
+
+describe('request(): the client destroyed from inside the response callback', () => {
+  it('fails the body with the given error even though its end had arrived', async () => {
+    const s = cleanup.add(await httpServer((_req, res) => res.end('whole')));
+    const client = new Client(s.origin);
+    const boom = new Error('boom');
+    const outcome = await new Promise<unknown>((resolve) => {
+      client.request({ path: '/', method: 'GET' }, (err, data) => {
+        if (err) return resolve(err);
+        data.body.resume().on('error', resolve).on('end', () => resolve('ended'));
+        void client.destroy(boom);
+      });
+    });
+    expect(outcome).toBe(boom);
   });
 });

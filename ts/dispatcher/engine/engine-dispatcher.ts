@@ -2,7 +2,7 @@
 // each request (core/request.ts) and hands it to the engine in one synchronous call; this class
 // keeps the requests in flight for busy / drain, close and destroy. Options: pool-options.ts;
 // connection events: pool-events.ts.
-import { createPool, engineKind, forgetPool, openSinks, scheduleFlush, type EngineKind } from '../../native/engine.js';
+import { closeRequest, createPool, engineKind, forgetPool, openSinks, scheduleFlush, type EngineKind } from '../../native/engine.js';
 import type { NativePool } from '../../native/binding.js';
 import { RequestFlag } from '../../native/events.js';
 import { ClientDestroyedError, RequestContentLengthMismatchError } from '../../core/errors.js';
@@ -219,6 +219,10 @@ export class EngineDispatcher extends DispatcherBase implements RequestOwner {
       this.#release();
       const pending: EngineRequest[] = [];
       for (const sink of openSinks()) if (sink instanceof EngineRequest && sink.ownedBy(this)) pending.push(sink);
+      // What the engine reported before it was destroyed and is not delivered yet (the rest of this
+      // batch: a body's end, say) goes nowhere, so a destroy from inside a response callback fails
+      // that response, as undici's does.
+      for (const r of pending) closeRequest(r.id);
       // Requests fail asynchronously (spec: destroy aborts pending and running requests asynchronously).
       queueMicrotask(() => {
         for (const r of pending) r.fail(err);
