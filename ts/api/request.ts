@@ -3,6 +3,12 @@
 // This is the benchmark's hot path, so one RequestHandler object carries all per-request state
 // and plays every role that would otherwise need a closure: it is the dispatch handler, the
 // BodyReadable's source (resume / abort / onDestroy) and the AbortSignal listener (handleEvent).
+//
+// A body nobody reads must not hold its connection forever. While the request is paused because
+// its body is full, the handler (which the dispatcher keeps alive) holds the body only weakly,
+// so the user's references are all that keep it; once it is collected unread, the request is
+// resumed and the rest of the response discarded (or the request aborted past a limit), and the
+// connection goes back to its pool. A body someone still references is untouched.
 
 import { AsyncResource } from 'node:async_hooks';
 import type { EventEmitter } from 'node:events';
@@ -35,6 +41,18 @@ type AnyResponseData = ResponseData<unknown>;
 type AnyCallback = (err: Error | null, data: AnyResponseData) => void;
 
 function noop(): void {}
+
+/**
+ * Paused bodies the handler holds only weakly (see RequestHandler.loosen): one that is collected
+ * unread releases its request.
+ */
+const unreadBodies = new FinalizationRegistry<RequestHandler>((handler) => handler.releaseUnread());
+
+/**
+ * How much of a collected body's rest is read and discarded to keep its connection; a longer
+ * rest aborts the request (as undici's dump interceptor does past its default `maxSize`).
+ */
+const UNREAD_DISCARD_LIMIT = 1024 * 1024;
 
 // A shared Promise executor, so the promise form allocates no executor closure.
 let pendingResolve: ((data: AnyResponseData) => void) | null = null;
@@ -105,7 +123,12 @@ export class RequestHandler implements DispatchHandler, BodyReadableOptions {
 
   controller: DispatchController | null = null;
   context: object | null = null;
+  /** The response body; null while it is held only weakly (paused, see loosen()). */
   body: BodyReadable | null = null;
+  /** The body, from its first pause on; it is registered in unreadBodies until the request settles. */
+  weakBody: WeakRef<BodyReadable> | null = null;
+  /** Bytes discarded since the body was collected unread; -1 while it may still be read. */
+  discarded = -1;
   /** An abort that arrived before the request started; applied in onRequestStart. */
   reason: Error | null = null;
   /** The dispatcher has reported the final outcome (end or error). */
@@ -183,7 +206,8 @@ export class RequestHandler implements DispatchHandler, BodyReadableOptions {
     headers: IncomingHeaders,
     statusMessage?: string,
   ): void {
-    if (this.done || this.body !== null) return;
+    // `trailers` is set with the final response: a second one is ignored.
+    if (this.done || this.trailers !== null) return;
 
     if (deliverInfo(this.onInfo, this.responseHeaders, controller, statusCode, headers)) return;
 
@@ -231,8 +255,16 @@ export class RequestHandler implements DispatchHandler, BodyReadableOptions {
   }
 
   onResponseData(controller: DispatchController, chunk: Buffer): void {
-    const body = this.body;
-    if (body !== null && !this.done && !body.pushChunk(chunk, chunkIsExclusive(controller))) controller.pause();
+    if (this.done) return;
+    const body = this.body ?? this.looseBody();
+    if (body !== null) {
+      if (!body.pushChunk(chunk, chunkIsExclusive(controller))) this.loosen(controller, body);
+    } else if (this.discarded >= 0) {
+      this.discarded += chunk.length;
+      if (this.discarded > UNREAD_DISCARD_LIMIT) {
+        controller.abort(new RequestAbortedError('response body was garbage-collected unread'));
+      }
+    }
   }
 
   onResponseEnd(_controller: DispatchController, trailers: IncomingHeaders): void {
@@ -250,7 +282,8 @@ export class RequestHandler implements DispatchHandler, BodyReadableOptions {
         }
       }
     }
-    const body = this.body;
+    const body = this.body ?? this.looseBody();
+    this.settleUnread();
     if (body !== null) {
       body.push(null);
     } else if (this.resolve !== null || this.callback !== null) {
@@ -266,6 +299,8 @@ export class RequestHandler implements DispatchHandler, BodyReadableOptions {
   // --- BodyReadableOptions: the body's view of this request ---
 
   resume(): void {
+    // The body asks for more, so it is alive: hold it strongly again while it flows.
+    if (this.body === null && this.weakBody !== null) this.body = this.weakBody.deref() ?? null;
     // Not skipped after the end: a response delivered whole while paused still leaves the
     // controller paused, and only the controller knows whether that matters.
     const controller = this.controller;
@@ -276,7 +311,7 @@ export class RequestHandler implements DispatchHandler, BodyReadableOptions {
   abort(err: Error): void {
     // However the destroy came about, the request owns the outcome; an 'error' event on a body
     // nobody listens to must not crash the process.
-    this.body?.on('error', noop);
+    (this.body ?? this.looseBody())?.on('error', noop);
     if (this.done) return;
     const controller = this.controller;
     if (controller !== null) controller.abort(err);
@@ -297,7 +332,7 @@ export class RequestHandler implements DispatchHandler, BodyReadableOptions {
     if (signal === null) return;
     this.removeSignal();
     const reason = abortReason(signal);
-    const body = this.body;
+    const body = this.body ?? this.looseBody();
     if (body !== null) {
       // The response is out: aborting means destroying its body, which aborts the request
       // through abort() above if it is still in flight.
@@ -316,6 +351,48 @@ export class RequestHandler implements DispatchHandler, BodyReadableOptions {
     }
   }
 
+  // --- bodies nobody reads ---
+
+  /**
+   * The producer is paused until the body is read. Until then only the user's references keep
+   * the body alive: the dispatcher keeps this handler, so a strong reference here would keep a
+   * body no one can read, and its connection, forever.
+   */
+  loosen(controller: DispatchController, body: BodyReadable): void {
+    controller.pause();
+    if (this.weakBody === null) {
+      this.weakBody = new WeakRef(body);
+      unreadBodies.register(body, this, this);
+    }
+    this.body = null;
+  }
+
+  /** The weakly held body, if it is still alive; a collected one releases the request now. */
+  looseBody(): BodyReadable | null {
+    const weak = this.weakBody;
+    if (weak === null) return null;
+    const body = weak.deref();
+    if (body !== undefined) return body;
+    // Collected, and its finalizer has not run yet.
+    this.releaseUnread();
+    return null;
+  }
+
+  /** The body was collected unread: discard the rest of the response so the connection is freed. */
+  releaseUnread(): void {
+    if (this.weakBody === null || this.done) return;
+    this.weakBody = null;
+    this.discarded = 0;
+    // No one can observe the outcome any more; don't keep the signal's listener either.
+    this.removeSignal();
+    this.controller?.resume();
+  }
+
+  /** The request settled: a body collected from now on has nothing to release. */
+  settleUnread(): void {
+    if (this.weakBody !== null) unreadBodies.unregister(this);
+  }
+
   // --- internals ---
 
   /** Final failure, from the dispatcher or from dispatch() throwing. */
@@ -325,7 +402,8 @@ export class RequestHandler implements DispatchHandler, BodyReadableOptions {
     this.removeSignal();
     destroyRequestBody(this.requestBody, err);
     this.deliverError(err);
-    const body = this.body;
+    const body = this.body ?? this.looseBody();
+    this.settleUnread();
     if (body !== null && !body.destroyed) {
       // Let callbacks already queued for this tick run against the body before it is torn down.
       queueMicrotask(() => {
