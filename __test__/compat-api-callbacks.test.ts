@@ -1,11 +1,11 @@
 // pipeline(), stream(), connect(), upgrade() and request() callbacks report as undici does (issue
 // 35 item 16): a stream destroyed without an error, a factory Writable closed early, a legacy
-// Writable's needDrain, the `{ opaque }` handed to connect / upgrade error callbacks, and a client
-// destroyed from inside a response callback.
+// Writable's needDrain, the `{ opaque }` handed to connect / upgrade error callbacks, a client
+// destroyed from inside a response callback, and the chunks onBodySent is given.
 import { afterEach, describe, expect, it } from 'vitest';
 import { EventEmitter, once } from 'node:events';
-import { PassThrough, Writable, pipeline as streamPipeline } from 'node:stream';
-import { Client, errors } from '../ts/index.js';
+import { PassThrough, Readable, Writable, pipeline as streamPipeline } from 'node:stream';
+import { Client, Pool, errors } from '../ts/index.js';
 import { httpServer, rawServer } from './fixtures/servers.js';
 import { Cleanup } from './fixtures/cleanup.js';
 
@@ -205,4 +205,33 @@ describe('request(): the client destroyed from inside the response callback', ()
     });
     expect(outcome).toBe(boom);
   });
+});
+
+describe('onBodySent: the chunks as the caller gave them', () => {
+  const chunks = ['he', 'llo', 'world', '🚀'];
+  for (const [kind, body] of [
+    ['a Readable of strings', () => Readable.from(chunks)],
+    ['an array of strings', () => chunks],
+    ['an async iterable of strings', () => (async function* () { yield* chunks; })()],
+  ] as const) {
+    it(kind, async () => {
+      const s = cleanup.add(await httpServer((req, res) => req.resume().on('end', () => res.end('ad'))));
+      const pool = cleanup.add(new Pool(s.origin));
+      const sent: unknown[] = [];
+      await new Promise<void>((resolve, reject) =>
+        pool.dispatch(
+          { path: '/', method: 'POST', body: body() as never },
+          {
+            onRequestStart() {},
+            onBodySent: (chunk) => void sent.push(chunk),
+            onResponseStart() {},
+            onResponseData() {},
+            onResponseEnd: () => resolve(),
+            onResponseError: (_c, err) => reject(err),
+          },
+        ),
+      );
+      expect(sent).toEqual(chunks);
+    });
+  }
 });

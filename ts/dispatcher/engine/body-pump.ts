@@ -53,8 +53,8 @@ export function watchEndedStream(req: EngineRequest, stream: EventStream): void 
 
 /**
  * Runs the body of `req`. `length` is its declared content-length. `dispatchHead(first)` hands
- * the request to the engine with the first chunk (null: the source was empty; undefined:
- * streamed, nothing read yet) and returns false when the engine refused it.
+ * the request to the engine ahead of the first chunk (null: the source was empty; undefined:
+ * streamed, nothing read yet), which is then written, and returns false when the engine refused it.
  */
 export async function pumpBody(
   req: EngineRequest,
@@ -88,13 +88,15 @@ export async function pumpBody(
 
   let written = 0;
   let budget = 0;
+  // The chunk last pulled as the source gave it (a string stays a string): onBodySent hears that, as in undici.
+  const slot: PullSlot = { given: null };
   if (isEventStream(source) && length === null) {
     if (!dispatchHead(undefined)) return;
     handed = true;
   } else {
     let first: Buffer | null;
     try {
-      first = await pull(it);
+      first = await pull(it, slot);
     } catch (err) {
       // Nothing was written yet: the request simply fails.
       req.fail(err as Error);
@@ -107,6 +109,7 @@ export async function pumpBody(
     }
     if (!dispatchHead(first) || first === null) return;
     handed = true;
+    req.writeBody(first, slot.given);
     written = first.length;
     budget = first.length + MIN_CHUNK_COST;
   }
@@ -117,13 +120,13 @@ export async function pumpBody(
         await macrotask();
         if (req.done) return;
       }
-      const chunk = await pull(it);
+      const chunk = await pull(it, slot);
       if (req.done) return;
       if (chunk === null) break;
       written += chunk.length;
       if (length !== null && written > length) throw new RequestContentLengthMismatchError();
       budget += chunk.length + MIN_CHUNK_COST;
-      if (!req.writeBody(chunk)) await req.drained();
+      if (!req.writeBody(chunk, slot.given)) await req.drained();
       if (req.done) return;
     }
     req.endBody();
@@ -134,13 +137,19 @@ export async function pumpBody(
 }
 
 /** The next non-empty chunk of the source, or null at its end. */
-async function pull(it: AnyIterator): Promise<Buffer | null> {
+interface PullSlot {
+  given: unknown;
+}
+
+/** The next non-empty chunk as bytes (null at the end); `slot.given` is that chunk as the source gave it. */
+async function pull(it: AnyIterator, slot: PullSlot): Promise<Buffer | null> {
   for (;;) {
     let step = it.next();
     if (step instanceof Promise) step = await step;
     const { done, value } = step as IteratorResult<unknown>;
     if (done) return null;
     const buf = chunkBytes(value);
+    slot.given = value;
     if (buf.length > 0) return buf;
   }
 }

@@ -142,9 +142,7 @@ export class EngineDispatcher extends DispatcherBase implements RequestOwner {
     }
     void pumpBody(req, p.stream, p.contentLength, (first) => {
       if (first !== null) {
-        if (!this.#hand(req, head, null, flags, headersTimeout, bodyTimeout, p.contentLength ?? -1)) return false;
-        if (first !== undefined) req.writeBody(first);
-        return true;
+        return this.#hand(req, head, null, flags, headersTimeout, bodyTimeout, p.contentLength ?? -1);
       }
       // An empty source: a request without a body, framed as one.
       if (p.contentLength !== null && p.contentLength !== 0) {

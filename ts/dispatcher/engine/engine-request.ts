@@ -118,11 +118,14 @@ export class EngineRequest extends RequestController implements RequestSink {
     onSettle?.(err);
   }
 
-  /** Streams a piece of the request body into the engine; false: await `drained()` first. */
-  writeBody(chunk: Buffer): boolean {
+  /**
+   * Streams a piece of the request body into the engine; false: await `drained()` first.
+   * onBodySent hears `given`, the chunk as the caller's source gave it (undici hands it on as is).
+   */
+  writeBody(chunk: Buffer, given: unknown = chunk): boolean {
     const ok = control.write(this.id, chunk);
     if (this.trace !== null) this.trace.bodyChunk(chunk);
-    this.call(() => this.handler.onBodySent?.(chunk));
+    this.call(() => this.handler.onBodySent?.(given as Buffer));
     return ok;
   }
 
