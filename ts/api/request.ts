@@ -125,10 +125,12 @@ export class RequestHandler implements DispatchHandler, BodyReadableOptions {
   context: object | null = null;
   /** The response body; null while it is held only weakly (paused, see loosen()). */
   body: BodyReadable | null = null;
-  /** The body, from its first pause on; it is registered in unreadBodies until the request settles. */
-  weakBody: WeakRef<BodyReadable> | null = null;
-  /** Bytes discarded since the body was collected unread; -1 while it may still be read. */
-  discarded = -1;
+  /**
+   * null until the body first pauses; then the body, held weakly and registered in unreadBodies
+   * until the request settles; once it is collected unread, the bytes discarded since. (One field
+   * for the three states: every request in flight carries it.)
+   */
+  unread: WeakRef<BodyReadable> | number | null = null;
   /** An abort that arrived before the request started; applied in onRequestStart. */
   reason: Error | null = null;
   /** The dispatcher has reported the final outcome (end or error). */
@@ -259,9 +261,9 @@ export class RequestHandler implements DispatchHandler, BodyReadableOptions {
     const body = this.body ?? this.looseBody();
     if (body !== null) {
       if (!body.pushChunk(chunk, chunkIsExclusive(controller))) this.loosen(controller, body);
-    } else if (this.discarded >= 0) {
-      this.discarded += chunk.length;
-      if (this.discarded > UNREAD_DISCARD_LIMIT) {
+    } else if (typeof this.unread === 'number') {
+      this.unread += chunk.length;
+      if (this.unread > UNREAD_DISCARD_LIMIT) {
         controller.abort(new RequestAbortedError('response body was garbage-collected unread'));
       }
     }
@@ -300,7 +302,7 @@ export class RequestHandler implements DispatchHandler, BodyReadableOptions {
 
   resume(): void {
     // The body asks for more, so it is alive: hold it strongly again while it flows.
-    if (this.body === null && this.weakBody !== null) this.body = this.weakBody.deref() ?? null;
+    if (this.body === null && this.unread instanceof WeakRef) this.body = this.unread.deref() ?? null;
     // Not skipped after the end: a response delivered whole while paused still leaves the
     // controller paused, and only the controller knows whether that matters.
     const controller = this.controller;
@@ -360,8 +362,8 @@ export class RequestHandler implements DispatchHandler, BodyReadableOptions {
    */
   loosen(controller: DispatchController, body: BodyReadable): void {
     controller.pause();
-    if (this.weakBody === null) {
-      this.weakBody = new WeakRef(body);
+    if (this.unread === null) {
+      this.unread = new WeakRef(body);
       unreadBodies.register(body, this, this);
     }
     this.body = null;
@@ -369,8 +371,8 @@ export class RequestHandler implements DispatchHandler, BodyReadableOptions {
 
   /** The weakly held body, if it is still alive; a collected one releases the request now. */
   looseBody(): BodyReadable | null {
-    const weak = this.weakBody;
-    if (weak === null) return null;
+    const weak = this.unread;
+    if (!(weak instanceof WeakRef)) return null;
     const body = weak.deref();
     if (body !== undefined) return body;
     // Collected, and its finalizer has not run yet.
@@ -380,9 +382,8 @@ export class RequestHandler implements DispatchHandler, BodyReadableOptions {
 
   /** The body was collected unread: discard the rest of the response so the connection is freed. */
   releaseUnread(): void {
-    if (this.weakBody === null || this.done) return;
-    this.weakBody = null;
-    this.discarded = 0;
+    if (!(this.unread instanceof WeakRef) || this.done) return;
+    this.unread = 0;
     // No one can observe the outcome any more; don't keep the signal's listener either.
     this.removeSignal();
     this.controller?.resume();
@@ -390,7 +391,7 @@ export class RequestHandler implements DispatchHandler, BodyReadableOptions {
 
   /** The request settled: a body collected from now on has nothing to release. */
   settleUnread(): void {
-    if (this.weakBody !== null) unreadBodies.unregister(this);
+    if (this.unread instanceof WeakRef) unreadBodies.unregister(this);
   }
 
   // --- internals ---
