@@ -8,6 +8,7 @@ import type { Socket } from 'node:net';
 import { PassThrough, Readable } from 'node:stream';
 import { Client, errors } from '../ts/index.js';
 import { httpServer, rawServer } from './fixtures/servers.js';
+import { ca, h2Server } from './fixtures/h2.js';
 import { useCleanup } from './fixtures/cleanup.js';
 
 const cleanup = useCleanup();
@@ -348,4 +349,33 @@ describe('the lifecycle of a streamed body', () => {
       }
     });
   }
+  it('over HTTP/2 a source that fails midway resets its stream; the session serves the next request', async () => {
+    let reset!: () => void;
+    const wasReset = new Promise<void>((r) => (reset = r));
+    const srv = track(
+      await h2Server((stream) => {
+        stream.on('close', () => {
+          if (stream.rstCode !== 0) reset();
+        });
+        stream.on('data', () => {});
+        stream.on('end', () => {
+          // A reset stream may still say 'end' on its way out.
+          if (stream.destroyed || stream.closed) return;
+          stream.respond({ ':status': 200 });
+          stream.end('ok');
+        });
+      }),
+    );
+    const client = track(new Client(srv.origin, { allowH2: true, connect: { ca } }));
+    const boom = new Error('kaboom');
+    async function* failing(): AsyncGenerator<string> {
+      yield 'a string';
+      throw boom;
+    }
+    await expect(client.request({ path: '/', method: 'POST', body: failing() })).rejects.toBe(boom);
+    await wasReset;
+    const next = await client.request({ path: '/next', method: 'POST', body: ['fine'] });
+    expect(await next.body.text()).toBe('ok');
+    expect(srv.sessions.length).toBe(1);
+  });
 });
