@@ -156,3 +156,28 @@ describe('dispatch: the request options before the handler', () => {
     expect(errs.map((e) => e.message)).toEqual(['opts must be an object.']);
   });
 });
+
+describe('a request that fails at once takes no capacity', () => {
+  for (const [name, make] of [
+    ['RoundRobinPool', (o: string) => new RoundRobinPool(o, { connections: 1 })],
+    ['Pool with clientTtl', (o: string) => new Pool(o, { connections: 1, clientTtl: 60_000 })],
+  ] as const) {
+    it(`${name} (one Client): an invalid request does not leave its Client set aside as busy`, async () => {
+      const s = cleanup.add(await httpServer((_req, res) => res.end('ok')));
+      const pool = cleanup.add(make(s.origin));
+      const err = await pool.request({ path: '/', method: 'GET', headers: { x: 'a\nb' } }).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(errors.InvalidArgumentError);
+      const res = await pool.request({ path: '/', method: 'GET' });
+      expect(await res.body.text()).toBe('ok');
+    });
+  }
+
+  it('Client.dispatch returns true (undici) for a request that failed through its handler', () => {
+    const client = cleanup.add(new Client('http://localhost:5000'));
+    const errs: Error[] = [];
+    const handler = { onRequestStart() {}, onResponseStart() {}, onResponseData() {}, onResponseEnd() {}, onResponseError: (_c: unknown, e: Error) => void errs.push(e) };
+    expect(client.dispatch({ path: '/', method: 'GET', headers: { x: 'a\nb' } }, handler)).toBe(true);
+    expect(client.dispatch({ path: '/', method: 'GET', bodyTimeout: -1 }, handler)).toBe(true);
+    expect(errs).toHaveLength(2);
+  });
+});

@@ -98,7 +98,9 @@ export class EngineDispatcher extends DispatcherBase implements RequestOwner {
       // As undici: a handler that can hear the error hears it; otherwise the call throws.
       if (typeof driven.onResponseError !== 'function') throw err;
       driven.onResponseError(detachedController, err as Error);
-      return false;
+      // True, as undici: a request that failed at once took no capacity and no 'drain' follows,
+      // so a pool must not set this dispatcher aside as busy.
+      return true;
     }
     const req = new EngineRequest(this, driven);
     this.#open++;
@@ -111,7 +113,7 @@ export class EngineDispatcher extends DispatcherBase implements RequestOwner {
       this.#send(req, opts, packRequest(opts, parts, this.#host, this.#strictContentLength));
     } catch (err) {
       req.fail(err as Error);
-      return false;
+      return true; // failed at once: see above
     }
     if (this.#open >= this.#capacity) {
       this.#needDrain = true;
