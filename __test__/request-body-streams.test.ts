@@ -289,6 +289,22 @@ describe('the lifecycle of a streamed body', () => {
     });
   }
 
+  it('a stream destroyed or failed before it was passed fails the request instead of waiting for it', async () => {
+    const srv = await echoServer();
+    const client = track(new Client(srv.origin));
+    const closed = new Readable({ read() {} });
+    closed.push('never sent');
+    closed.destroy();
+    const boom = new Error('failed before');
+    const failed = new Readable({ read() {} });
+    failed.on('error', () => {});
+    failed.destroy(boom);
+    // (events.once would reject on the 'error' the second one emits first)
+    await Promise.all([closed, failed].map((st) => new Promise((r) => st.once('close', r))));
+    await expect(client.request({ path: '/', method: 'POST', body: closed })).rejects.toBeInstanceOf(errors.RequestAbortedError);
+    await expect(client.request({ path: '/', method: 'POST', body: failed })).rejects.toBe(boom);
+  });
+
   it("an 'error' the body emits after it ended still fails the request", async () => {
     const boom = new Error('late');
     let body!: Readable;

@@ -20,6 +20,14 @@ function noop(): void {}
 const sizeOf = (chunk: unknown): number =>
   typeof chunk === 'string' ? chunk.length : ArrayBuffer.isView(chunk) ? chunk.byteLength : 1;
 
+/** What a node:stream Readable records of the events it has sent. */
+interface PastEvents {
+  errorEmitted?: boolean;
+  errored?: Error | null;
+  endEmitted?: boolean;
+  closeEmitted?: boolean;
+}
+
 /** Node's Readable destroys itself at its end (autoDestroy); other streams are destroyed for it. */
 function destroysItself(s: EventStream): boolean {
   return (s as { _readableState?: { autoDestroy?: boolean } })._readableState?.autoDestroy === true;
@@ -48,10 +56,15 @@ export class StreamReader implements AsyncIterator<unknown> {
     stream.on('error', this.#handleError);
     stream.on('end', this.#handleEnd);
     stream.on('close', this.#handleClose);
+    // Events it sent before it was handed over will not come again (undici checks the same).
+    const past = (stream as { _readableState?: PastEvents })._readableState;
+    if (past?.errorEmitted === true) this.#error = past.errored ?? new RequestAbortedError();
+    else if (past?.endEmitted === true) this.#complete = true;
+    else if (past?.closeEmitted === true) this.#error = new RequestAbortedError();
   }
 
   next(): Promise<IteratorResult<unknown>> {
-    if (!this.#flowing && !this.#complete) {
+    if (!this.#flowing && !this.#complete && !this.#released) {
       this.#flowing = true;
       this.#stream.on('data', this.#handleData);
       // undici resumes it too: a stream paused by its owner, or a legacy one, starts here.
@@ -68,7 +81,7 @@ export class StreamReader implements AsyncIterator<unknown> {
           }
           resolve({ done: false, value });
         } else if (this.#error !== null) reject(this.#error);
-        else if (this.#complete) resolve({ done: true, value: undefined });
+        else if (this.#complete || this.#released) resolve({ done: true, value: undefined });
         else this.#waiter = settle;
       };
       settle();
@@ -88,12 +101,15 @@ export class StreamReader implements AsyncIterator<unknown> {
     s.removeListener('end', this.#handleEnd);
     s.removeListener('close', this.#handleClose);
     // 'close' may come before 'error' for a broken stream: an error listener stays until then.
-    if (err !== null && s.destroyed !== true && typeof s.destroy === 'function') {
-      // An unfinished IncomingMessage destroys its socket with it, and that socket is its server's:
-      // detached first (as undici does, see nodejs/node#38505), a proxy can still answer its client.
-      if (s instanceof IncomingMessage) (s as { socket: unknown }).socket = null;
+    if (err !== null) {
+      // An error the stream has yet to emit (or will on its destroy) must not go unheard.
       s.on('error', noop);
-      s.destroy(err);
+      if (s.destroyed !== true && typeof s.destroy === 'function') {
+        // An unfinished IncomingMessage destroys its socket with it, and that socket is its
+        // server's: detached first (as undici does, nodejs/node#38505), a proxy can still answer.
+        if (s instanceof IncomingMessage) (s as { socket: unknown }).socket = null;
+        s.destroy(err);
+      }
     }
     s.removeListener('error', this.#handleError);
     this.#queue = [];
