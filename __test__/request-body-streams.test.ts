@@ -116,6 +116,22 @@ describe('duck-typed streams (anything with pipe and on)', () => {
     expect(source.pauses).toBeGreaterThan(0);
   });
 
+  it("a bare EventEmitter with pipe(): its data is sent, and an 'end' it emits during 'close' still counts", async () => {
+    const srv = await echoServer();
+    const client = track(new Client(srv.origin));
+    const body = Object.assign(new EventEmitter(), { pipe: () => {} });
+    body.on('close', () => body.emit('end'));
+    const pending = client.request({ path: '/', method: 'POST', body: body as unknown as Readable });
+    setImmediate(() => {
+      body.emit('data', '');
+      body.emit('data', Buffer.from('from an '));
+      body.emit('data', 'emitter');
+      body.emit('close');
+    });
+    const res = await pending;
+    expect(await res.body.text()).toBe('from an emitter');
+  });
+
   it("a legacy stream's 'error' fails the request with that error", async () => {
     const srv = await echoServer();
     const client = track(new Client(srv.origin));
