@@ -7,7 +7,8 @@
 // When the request settles the stream is let go: destroyed with the error if the request failed
 // (a node:http IncomingMessage without its socket);
 // if the response completed before the body was read, it is paused, our listeners are removed,
-// and it is left to its owner (a proxy's incoming request stays usable: its socket is the proxy's).
+// and it is left to its owner (a proxy's incoming request stays usable: its socket is the proxy's);
+// chunks read ahead and not yet sent (HIGH_WATER at most) are not given back.
 import { IncomingMessage } from 'node:http';
 import { RequestAbortedError } from '../../core/errors.js';
 import type { EventStream } from '../../core/request-body.js';
@@ -100,7 +101,6 @@ export class StreamReader implements AsyncIterator<unknown> {
     }
     s.removeListener('end', this.#handleEnd);
     s.removeListener('close', this.#handleClose);
-    // 'close' may come before 'error' for a broken stream: an error listener stays until then.
     if (err !== null) {
       // An error the stream has yet to emit (or will on its destroy) must not go unheard.
       s.on('error', noop);
