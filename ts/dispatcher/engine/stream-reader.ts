@@ -71,17 +71,12 @@ export class StreamReader implements AsyncIterator<unknown> {
       // undici resumes it too: a stream paused by its owner, or a legacy one, starts here.
       this.#stream.resume?.();
     }
+    // A chunk already queued needs no waiting.
+    if (this.#queue.length > 0) return Promise.resolve({ done: false, value: this.#take() });
     return new Promise((resolve, reject) => {
       const settle = (): void => {
-        if (this.#queue.length > 0) {
-          const value = this.#queue.shift();
-          this.#queued -= sizeOf(value);
-          if (this.#held && this.#queued < HIGH_WATER) {
-            this.#held = false;
-            this.#stream.resume?.();
-          }
-          resolve({ done: false, value });
-        } else if (this.#error !== null) reject(this.#error);
+        if (this.#queue.length > 0) resolve({ done: false, value: this.#take() });
+        else if (this.#error !== null) reject(this.#error);
         else if (this.#complete || this.#released) resolve({ done: true, value: undefined });
         else this.#waiter = settle;
       };
@@ -114,6 +109,16 @@ export class StreamReader implements AsyncIterator<unknown> {
     s.removeListener('error', this.#handleError);
     this.#queue = [];
     this.#wake();
+  }
+
+  #take(): unknown {
+    const value = this.#queue.shift();
+    this.#queued -= sizeOf(value);
+    if (this.#held && this.#queued < HIGH_WATER) {
+      this.#held = false;
+      this.#stream.resume?.();
+    }
+    return value;
   }
 
   #wake(): void {
