@@ -2,7 +2,8 @@
 //
 // - An iterable's request goes to the engine only once it produced its first chunk (undici also
 //   writes the head together with the first chunk): one that fails before that fails the request
-//   with nothing on the wire; one that fails later aborts it, which closes its connection. So
+//   with nothing on the wire; one that fails later aborts it once what it gave is written, which
+//   closes its connection. So
 //   does a stream with a declared content-length. A stream without one (chunked) goes at once:
 //   pipeline() users may read the response before writing.
 // - A chunk that would take the body past its declared content-length fails the request before
@@ -131,12 +132,13 @@ export async function pumpBody(
     }
     req.endBody();
   } catch (err) {
-    // Some of the body is on the wire: the request is aborted, which closes its connection.
+    // Some of the body was given: it is still written, then the request is aborted (its
+    // connection closed), as undici leaves on the socket what it wrote.
     failWith(err as Error);
   }
 }
 
-/** The next non-empty chunk of the source, or null at its end. */
+/** Where pull() leaves the chunk it returns as the source gave it. */
 interface PullSlot {
   given: unknown;
 }
