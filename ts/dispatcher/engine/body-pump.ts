@@ -3,9 +3,8 @@
 // - An iterable's request goes to the engine only once it produced its first chunk (undici also
 //   writes the head together with the first chunk): one that fails before that fails the request
 //   with nothing on the wire; one that fails later aborts it once what it gave is written, which
-//   closes its connection. So
-//   does a stream with a declared content-length. A stream without one (chunked) goes at once:
-//   pipeline() users may read the response before writing.
+//   closes its connection. So does a stream with a declared content-length. A stream without
+//   one (chunked) goes at once: pipeline() users may read the response before writing.
 // - A chunk that would take the body past its declared content-length fails the request before
 //   it is written (nothing at all is sent when it is the first).
 // - Always-ready sources (generators, arrays) never starve the event loop: the pump yields a
