@@ -48,3 +48,4 @@ export { ContentDecodingError } from './native/decoder.js';
 export { ProxyAgent, type ProxyAgentOptions } from './proxy/proxy-agent.js';
 export { EnvHttpProxyAgent, type EnvHttpProxyAgentOptions } from './proxy/env-http-proxy-agent.js';
 export { Socks5ProxyAgent, type Socks5ProxyAgentOptions } from './proxy/socks5-proxy-agent.js';
+export { getCookies, getSetCookies, setCookie, deleteCookie, parseCookie, type Cookie } from './cookies/headers-cookies.js';
