@@ -17,7 +17,7 @@ export interface ResponseHead {
 }
 
 /** What a Response consumer can take straight from the handler. */
-export type DirectKind = 'arrayBuffer' | 'text' | 'json';
+export type DirectKind = 'arrayBuffer' | 'bytes' | 'text' | 'json';
 
 interface DirectConsumer {
   kind: DirectKind;
@@ -64,6 +64,7 @@ function noop(): void {}
 /** A whole body as a Response consumer returns it (throws on JSON that does not parse). */
 export function bodyValue(kind: DirectKind, chunks: Buffer[], length: number): unknown {
   if (kind === 'arrayBuffer') return concatBytes(chunks, length, true).buffer;
+  if (kind === 'bytes') return concatBytes(chunks, length, true);
   const text = decodeText(chunks, length, null);
   return kind === 'text' ? text : JSON.parse(text);
 }

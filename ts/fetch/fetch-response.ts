@@ -1,6 +1,6 @@
 // The Response fetch() returns: Node's own Response, with what fetch knows that the constructor
 // cannot take (url, redirected), headers copied in only when first used, and a body stream made
-// only when someone asks for it. arrayBuffer() / text() / json() are served straight from the
+// only when someone asks for it. arrayBuffer() / bytes() / text() / json() are served straight from the
 // dispatch handler while nobody has touched the body stream; blob(), formData() and clone() make
 // the stream and go through Node's code.
 // The class is defined on the first response: naming `Response` loads Node's fetch implementation,
@@ -101,6 +101,10 @@ const defineFetchResponse = (Base: typeof Response) =>
       return this.#consume('arrayBuffer') as Promise<ArrayBuffer>;
     }
 
+    override bytes(): Promise<Uint8Array<ArrayBuffer>> {
+      return this.#consume('bytes') as Promise<Uint8Array<ArrayBuffer>>;
+    }
+
     override text(): Promise<string> {
       return this.#consume('text') as Promise<string>;
     }
@@ -134,7 +138,7 @@ const defineFetchResponse = (Base: typeof Response) =>
     #consume(kind: DirectKind): Promise<unknown> {
       const handler = this.#handler;
       if (handler === null) {
-        return kind === 'arrayBuffer' ? super.arrayBuffer() : kind === 'text' ? super.text() : super.json();
+        return kind === 'arrayBuffer' ? super.arrayBuffer() : kind === 'bytes' ? super.bytes() : kind === 'text' ? super.text() : super.json();
       }
       const stream = this.#stream;
       if (this.#used || (stream !== null && (stream.locked || isDisturbed(stream)))) return Promise.reject(unusable());
