@@ -1,13 +1,11 @@
 // Public exports, named as in undici so that code switches by changing the import.
-import * as errorClasses from './core/errors.js';
-
 export { Dispatcher, ComposedDispatcher } from './dispatcher/dispatcher.js';
 export { Client, type ClientOptions } from './dispatcher/client.js';
 export { Pool, type PoolOptions } from './dispatcher/pool.js';
 export { Agent, type AgentOptions } from './dispatcher/agent.js';
 export { BodyReadable } from './api/body.js';
 export type * from './core/types.js';
-export const errors = errorClasses.errors;
+export { errors } from './core/errors.js';
 export { MockAgent } from './mock/mock-agent.js';
 export { MockPool } from './mock/mock-pool.js';
 export { MockClient } from './mock/mock-client.js';

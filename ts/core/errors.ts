@@ -51,6 +51,8 @@ export class UndiciError extends Error {
 brand(UndiciError, 'UND_ERR');
 
 export class ConnectTimeoutError extends UndiciError {
+  declare name: 'ConnectTimeoutError';
+  declare code: 'UND_ERR_CONNECT_TIMEOUT';
   constructor(message?: string, options?: ErrorOptions) {
     super(message || 'Connect Timeout Error', options);
     this.name = 'ConnectTimeoutError';
@@ -60,6 +62,8 @@ export class ConnectTimeoutError extends UndiciError {
 brand(ConnectTimeoutError, 'UND_ERR_CONNECT_TIMEOUT');
 
 export class HeadersTimeoutError extends UndiciError {
+  declare name: 'HeadersTimeoutError';
+  declare code: 'UND_ERR_HEADERS_TIMEOUT';
   constructor(message?: string, options?: ErrorOptions) {
     super(message || 'Headers Timeout Error', options);
     this.name = 'HeadersTimeoutError';
@@ -69,6 +73,8 @@ export class HeadersTimeoutError extends UndiciError {
 brand(HeadersTimeoutError, 'UND_ERR_HEADERS_TIMEOUT');
 
 export class HeadersOverflowError extends UndiciError {
+  declare name: 'HeadersOverflowError';
+  declare code: 'UND_ERR_HEADERS_OVERFLOW';
   constructor(message?: string, options?: ErrorOptions) {
     super(message || 'Headers Overflow Error', options);
     this.name = 'HeadersOverflowError';
@@ -78,6 +84,8 @@ export class HeadersOverflowError extends UndiciError {
 brand(HeadersOverflowError, 'UND_ERR_HEADERS_OVERFLOW');
 
 export class BodyTimeoutError extends UndiciError {
+  declare name: 'BodyTimeoutError';
+  declare code: 'UND_ERR_BODY_TIMEOUT';
   constructor(message?: string, options?: ErrorOptions) {
     super(message || 'Body Timeout Error', options);
     this.name = 'BodyTimeoutError';
@@ -87,6 +95,8 @@ export class BodyTimeoutError extends UndiciError {
 brand(BodyTimeoutError, 'UND_ERR_BODY_TIMEOUT');
 
 export class InvalidArgumentError extends UndiciError {
+  declare name: 'InvalidArgumentError';
+  declare code: 'UND_ERR_INVALID_ARG';
   constructor(message?: string, options?: ErrorOptions) {
     super(message || 'Invalid Argument Error', options);
     this.name = 'InvalidArgumentError';
@@ -96,6 +106,8 @@ export class InvalidArgumentError extends UndiciError {
 brand(InvalidArgumentError, 'UND_ERR_INVALID_ARG');
 
 export class InvalidReturnValueError extends UndiciError {
+  declare name: 'InvalidReturnValueError';
+  declare code: 'UND_ERR_INVALID_RETURN_VALUE';
   constructor(message?: string, options?: ErrorOptions) {
     super(message || 'Invalid Return Value Error', options);
     this.name = 'InvalidReturnValueError';
@@ -105,6 +117,9 @@ export class InvalidReturnValueError extends UndiciError {
 brand(InvalidReturnValueError, 'UND_ERR_INVALID_RETURN_VALUE');
 
 export class AbortError extends UndiciError {
+  declare name: 'AbortError';
+  // RequestAbortedError (UND_ERR_ABORTED) is a subclass, so both codes are AbortError's.
+  declare code: 'UND_ERR_ABORT' | 'UND_ERR_ABORTED';
   constructor(message?: string, options?: ErrorOptions) {
     super(message || 'The operation was aborted', options);
     this.name = 'AbortError';
@@ -114,6 +129,8 @@ export class AbortError extends UndiciError {
 brand(AbortError, 'UND_ERR_ABORT');
 
 export class RequestAbortedError extends AbortError {
+  declare name: 'AbortError';
+  declare code: 'UND_ERR_ABORTED';
   constructor(message?: string, options?: ErrorOptions) {
     super(message || 'Request aborted', options);
     // undici keeps the DOM-style name here; only the code tells it apart from AbortError.
@@ -124,6 +141,9 @@ export class RequestAbortedError extends AbortError {
 brand(RequestAbortedError, 'UND_ERR_ABORTED');
 
 export class InformationalError extends UndiciError {
+  declare name: 'InformationalError';
+  // The spec fixes this code (a GOAWAY's `disconnect` error); undici's is UND_ERR_INFO.
+  declare code: 'LIB_ERR_INFO';
   constructor(message?: string, options?: ErrorOptions) {
     super(message || 'Request information', options);
     this.name = 'InformationalError';
@@ -134,6 +154,8 @@ export class InformationalError extends UndiciError {
 brand(InformationalError, 'UND_ERR_INFO');
 
 export class RequestContentLengthMismatchError extends UndiciError {
+  declare name: 'RequestContentLengthMismatchError';
+  declare code: 'UND_ERR_REQ_CONTENT_LENGTH_MISMATCH';
   constructor(message?: string, options?: ErrorOptions) {
     super(message || 'Request body length does not match content-length header', options);
     this.name = 'RequestContentLengthMismatchError';
@@ -143,6 +165,8 @@ export class RequestContentLengthMismatchError extends UndiciError {
 brand(RequestContentLengthMismatchError, 'UND_ERR_REQ_CONTENT_LENGTH_MISMATCH');
 
 export class ResponseContentLengthMismatchError extends UndiciError {
+  declare name: 'ResponseContentLengthMismatchError';
+  declare code: 'UND_ERR_RES_CONTENT_LENGTH_MISMATCH';
   constructor(message?: string, options?: ErrorOptions) {
     super(message || 'Response body length does not match content-length header', options);
     this.name = 'ResponseContentLengthMismatchError';
@@ -152,6 +176,8 @@ export class ResponseContentLengthMismatchError extends UndiciError {
 brand(ResponseContentLengthMismatchError, 'UND_ERR_RES_CONTENT_LENGTH_MISMATCH');
 
 export class ClientDestroyedError extends UndiciError {
+  declare name: 'ClientDestroyedError';
+  declare code: 'UND_ERR_DESTROYED';
   constructor(message?: string, options?: ErrorOptions) {
     super(message || 'The client is destroyed', options);
     this.name = 'ClientDestroyedError';
@@ -161,6 +187,8 @@ export class ClientDestroyedError extends UndiciError {
 brand(ClientDestroyedError, 'UND_ERR_DESTROYED');
 
 export class ClientClosedError extends UndiciError {
+  declare name: 'ClientClosedError';
+  declare code: 'UND_ERR_CLOSED';
   constructor(message?: string, options?: ErrorOptions) {
     super(message || 'The client is closed', options);
     this.name = 'ClientClosedError';
@@ -182,6 +210,8 @@ export interface SocketInfo {
 }
 
 export class SocketError extends UndiciError {
+  declare name: 'SocketError';
+  declare code: 'UND_ERR_SOCKET';
   socket: SocketInfo | null;
 
   constructor(message?: string, socket?: SocketInfo | null, options?: ErrorOptions) {
@@ -194,6 +224,8 @@ export class SocketError extends UndiciError {
 brand(SocketError, 'UND_ERR_SOCKET');
 
 export class NotSupportedError extends UndiciError {
+  declare name: 'NotSupportedError';
+  declare code: 'UND_ERR_NOT_SUPPORTED';
   constructor(message?: string, options?: ErrorOptions) {
     super(message || 'Not supported error', options);
     this.name = 'NotSupportedError';
@@ -203,6 +235,8 @@ export class NotSupportedError extends UndiciError {
 brand(NotSupportedError, 'UND_ERR_NOT_SUPPORTED');
 
 export class BalancedPoolMissingUpstreamError extends UndiciError {
+  declare name: 'MissingUpstreamError';
+  declare code: 'UND_ERR_BPL_MISSING_UPSTREAM';
   constructor(message?: string, options?: ErrorOptions) {
     super(message || 'No upstream has been added to the BalancedPool', options);
     // undici's name for this one differs from the class name.
@@ -217,6 +251,7 @@ brand(BalancedPoolMissingUpstreamError, 'UND_ERR_BPL_MISSING_UPSTREAM');
  * `HPE_*` code. `code` may be given with or without the `HPE_` prefix.
  */
 export class HTTPParserError extends Error {
+  declare name: 'HTTPParserError';
   code: string | undefined;
   data: string | undefined;
 
@@ -234,6 +269,8 @@ export class HTTPParserError extends Error {
 brand(HTTPParserError, 'UND_ERR_HTTP_PARSER');
 
 export class ResponseExceededMaxSizeError extends UndiciError {
+  declare name: 'ResponseExceededMaxSizeError';
+  declare code: 'UND_ERR_RES_EXCEEDED_MAX_SIZE';
   constructor(message?: string, options?: ErrorOptions) {
     super(message || 'Response content exceeded max size', options);
     this.name = 'ResponseExceededMaxSizeError';
@@ -243,6 +280,8 @@ export class ResponseExceededMaxSizeError extends UndiciError {
 brand(ResponseExceededMaxSizeError, 'UND_ERR_RES_EXCEEDED_MAX_SIZE');
 
 export class RequestRetryError extends UndiciError {
+  declare name: 'RequestRetryError';
+  declare code: 'UND_ERR_REQ_RETRY';
   statusCode: number;
   headers: IncomingHttpHeaders | Record<string, string | string[]> | null;
   data: unknown;
@@ -263,9 +302,12 @@ export class RequestRetryError extends UndiciError {
 brand(RequestRetryError, 'UND_ERR_REQ_RETRY');
 
 export class ResponseError extends UndiciError {
+  declare name: 'ResponseError';
+  declare code: 'UND_ERR_RESPONSE';
   statusCode: number;
   headers: IncomingHttpHeaders | Record<string, string | string[]> | null;
-  body: unknown;
+  /** The error body as read: parsed JSON for a JSON content type, else text (undici's type). */
+  body: Record<string, unknown> | string | null;
   bodyTruncated: boolean;
 
   constructor(
@@ -281,7 +323,7 @@ export class ResponseError extends UndiciError {
     this.name = 'ResponseError';
     this.code = 'UND_ERR_RESPONSE';
     this.statusCode = statusCode;
-    this.body = info.body;
+    this.body = (info.body ?? null) as Record<string, unknown> | string | null;
     this.bodyTruncated = info.bodyTruncated ?? false;
     this.headers = info.headers ?? null;
   }
@@ -289,6 +331,8 @@ export class ResponseError extends UndiciError {
 brand(ResponseError, 'UND_ERR_RESPONSE');
 
 export class SecureProxyConnectionError extends UndiciError {
+  declare name: 'SecureProxyConnectionError';
+  declare code: 'UND_ERR_PRX_TLS';
   constructor(cause?: unknown, message?: string, options?: ErrorOptions) {
     super(message || 'Secure Proxy Connection failed', { cause, ...options });
     this.name = 'SecureProxyConnectionError';
@@ -298,6 +342,8 @@ export class SecureProxyConnectionError extends UndiciError {
 brand(SecureProxyConnectionError, 'UND_ERR_PRX_TLS');
 
 export class ProxyConnectionError extends UndiciError {
+  declare name: 'ProxyConnectionError';
+  declare code: 'UND_ERR_PRX_CONN';
   constructor(cause?: unknown, message?: string, options?: ErrorOptions) {
     super(message || 'Proxy Connection failed', { cause, ...options });
     this.name = 'ProxyConnectionError';
@@ -308,6 +354,7 @@ brand(ProxyConnectionError, 'UND_ERR_PRX_CONN');
 
 /** A SOCKS5 proxy refused or broke the handshake; `code` says which step (UND_ERR_SOCKS5_*). */
 export class Socks5ProxyError extends UndiciError {
+  declare name: 'Socks5ProxyError';
   constructor(message?: string, code?: string, options?: ErrorOptions) {
     super(message || 'SOCKS5 proxy error', options);
     this.name = 'Socks5ProxyError';
@@ -317,6 +364,8 @@ export class Socks5ProxyError extends UndiciError {
 brand(Socks5ProxyError, 'UND_ERR_SOCKS5');
 
 export class MaxRedirectsError extends UndiciError {
+  declare name: 'MaxRedirectsError';
+  declare code: 'UND_ERR_REDIRECT_MAX';
   constructor(message?: string, options?: ErrorOptions) {
     super(message || 'max redirects', options);
     this.name = 'MaxRedirectsError';
@@ -326,6 +375,8 @@ export class MaxRedirectsError extends UndiciError {
 brand(MaxRedirectsError, 'UND_ERR_REDIRECT_MAX');
 
 export class MaxOriginsReachedError extends UndiciError {
+  declare name: 'MaxOriginsReachedError';
+  declare code: 'UND_ERR_MAX_ORIGINS_REACHED';
   constructor(message?: string, options?: ErrorOptions) {
     super(message || 'Maximum allowed origins reached', options);
     this.name = 'MaxOriginsReachedError';
@@ -335,6 +386,8 @@ export class MaxOriginsReachedError extends UndiciError {
 brand(MaxOriginsReachedError, 'UND_ERR_MAX_ORIGINS_REACHED');
 
 export class MockNotMatchedError extends UndiciError {
+  declare name: 'MockNotMatchedError';
+  declare code: 'UND_MOCK_ERR_MOCK_NOT_MATCHED';
   constructor(message?: string, options?: ErrorOptions) {
     super(message || 'The request does not match any registered mock dispatches', options);
     this.name = 'MockNotMatchedError';
@@ -373,3 +426,36 @@ export const errors = {
   MaxOriginsReachedError,
   MockNotMatchedError,
 } as const;
+
+// `errors.X` also names the instance type of each class, as undici's `errors` namespace does, so
+// `catch (e) { if (e instanceof errors.SocketError) … }` and `let e: errors.UndiciError` both work.
+type ErrorClasses = typeof errors;
+export declare namespace errors {
+  export type UndiciError = InstanceType<ErrorClasses['UndiciError']>;
+  export type ConnectTimeoutError = InstanceType<ErrorClasses['ConnectTimeoutError']>;
+  export type HeadersTimeoutError = InstanceType<ErrorClasses['HeadersTimeoutError']>;
+  export type HeadersOverflowError = InstanceType<ErrorClasses['HeadersOverflowError']>;
+  export type BodyTimeoutError = InstanceType<ErrorClasses['BodyTimeoutError']>;
+  export type ResponseError = InstanceType<ErrorClasses['ResponseError']>;
+  export type InvalidArgumentError = InstanceType<ErrorClasses['InvalidArgumentError']>;
+  export type InvalidReturnValueError = InstanceType<ErrorClasses['InvalidReturnValueError']>;
+  export type AbortError = InstanceType<ErrorClasses['AbortError']>;
+  export type RequestAbortedError = InstanceType<ErrorClasses['RequestAbortedError']>;
+  export type InformationalError = InstanceType<ErrorClasses['InformationalError']>;
+  export type RequestContentLengthMismatchError = InstanceType<ErrorClasses['RequestContentLengthMismatchError']>;
+  export type ResponseContentLengthMismatchError = InstanceType<ErrorClasses['ResponseContentLengthMismatchError']>;
+  export type ClientDestroyedError = InstanceType<ErrorClasses['ClientDestroyedError']>;
+  export type ClientClosedError = InstanceType<ErrorClasses['ClientClosedError']>;
+  export type SocketError = InstanceType<ErrorClasses['SocketError']>;
+  export type NotSupportedError = InstanceType<ErrorClasses['NotSupportedError']>;
+  export type BalancedPoolMissingUpstreamError = InstanceType<ErrorClasses['BalancedPoolMissingUpstreamError']>;
+  export type HTTPParserError = InstanceType<ErrorClasses['HTTPParserError']>;
+  export type ResponseExceededMaxSizeError = InstanceType<ErrorClasses['ResponseExceededMaxSizeError']>;
+  export type RequestRetryError = InstanceType<ErrorClasses['RequestRetryError']>;
+  export type SecureProxyConnectionError = InstanceType<ErrorClasses['SecureProxyConnectionError']>;
+  export type ProxyConnectionError = InstanceType<ErrorClasses['ProxyConnectionError']>;
+  export type Socks5ProxyError = InstanceType<ErrorClasses['Socks5ProxyError']>;
+  export type MaxRedirectsError = InstanceType<ErrorClasses['MaxRedirectsError']>;
+  export type MaxOriginsReachedError = InstanceType<ErrorClasses['MaxOriginsReachedError']>;
+  export type MockNotMatchedError = InstanceType<ErrorClasses['MockNotMatchedError']>;
+}

@@ -2,3 +2,8 @@
 import { MockNotMatchedError } from '../core/errors.js';
 
 export const mockErrors = { MockNotMatchedError } as const;
+
+// Also a namespace of instance types, as undici's (`let e: mockErrors.MockNotMatchedError`).
+export declare namespace mockErrors {
+  export type MockNotMatchedError = InstanceType<typeof MockNotMatchedError>;
+}
