@@ -19,6 +19,8 @@ pub mod pieces;
 pub mod pool;
 pub mod registry;
 pub mod request;
+#[cfg(test)]
+mod test_events;
 pub mod transport;
 pub mod ws;
 

@@ -78,6 +78,11 @@ impl Buffers {
         Poll::Ready(Ok(total))
     }
 
+    /// How much of `wbuf` already went out (until it empties and starts over).
+    pub fn written(&self) -> usize {
+        self.wpos
+    }
+
     /// Writes as much of `wbuf` as the socket takes. `Ok((progress, all_out))`: whether any byte
     /// went, and whether the buffer just emptied (it is then cleared).
     pub fn write<T: AsyncWrite + Unpin>(&mut self, io: &mut T, cx: &mut Context<'_>) -> io::Result<(bool, bool)> {

@@ -17,6 +17,11 @@ pub(super) struct InFlight {
     /// The final (non-1xx) head arrived.
     pub head_done: bool,
     pub body_bytes: u64,
+    /// Where its head starts in the write buffer, until the head starts going out.
+    pub head_at: usize,
+    /// Bytes the connection had read when the first byte of its head went out; None while none
+    /// has. Its response cannot begin before that point: what does was sent before it was asked.
+    pub sent_at: Option<u64>,
 }
 
 /// A request whose body is still arriving from JS through its pipe.
@@ -77,7 +82,8 @@ impl Pipeline {
     /// `req` was encoded into the write buffer: it joins the pipeline. `connect` says it is a
     /// CONNECT, `last` that it is the last this connection takes, `stream` the framing of a body
     /// still to come from JS (`Some(None)`: chunked).
-    pub fn push(&mut self, req: Request, connect: bool, last: bool, stream: Option<Option<u64>>) {
+    /// `head_at` is where its head starts in the write buffer.
+    pub fn push(&mut self, req: Request, head_at: usize, connect: bool, last: bool, stream: Option<Option<u64>>) {
         if req.has(flags::BLOCKING) {
             self.blocked = true;
         }
@@ -89,7 +95,21 @@ impl Pipeline {
             self.streaming = Some(Streaming { id: req.id, ctl: req.ctl.clone(), remaining });
         }
         self.unwritten += 1;
-        self.inflight.push_back(InFlight { req, started: false, head_done: false, body_bytes: 0 });
+        self.inflight.push_back(InFlight { req, started: false, head_done: false, body_bytes: 0, head_at, sent_at: None });
+    }
+
+    /// `written` bytes of the write buffer went out (`all_out`: all of it), with `read` bytes read
+    /// from the socket so far: the requests whose heads just started going out note that count.
+    pub fn note_sent(&mut self, written: usize, all_out: bool, read: u64) {
+        // Heads go out in order: the ones not yet noted are a tail.
+        for f in self.inflight.iter_mut().rev() {
+            if f.sent_at.is_some() {
+                break;
+            }
+            if all_out || f.head_at < written {
+                f.sent_at = Some(read);
+            }
+        }
     }
 }
 
@@ -157,7 +177,7 @@ mod tests {
     fn with(cap: usize, reqs: &[(u32, u32)]) -> Pipeline {
         let mut p = Pipeline::new(cap);
         for &(id, f) in reqs {
-            p.push(req(id, f), false, false, None);
+            p.push(req(id, f), 0, false, false, None);
         }
         p
     }
@@ -199,10 +219,10 @@ mod tests {
             assert!(p.no_reuse && !p.wants_more(), "flags {f}");
         }
         let mut p = Pipeline::new(8);
-        p.push(req(1, GET), true, false, None);
+        p.push(req(1, GET), 0, true, false, None);
         assert!(p.no_reuse, "a CONNECT takes the connection");
         let mut p = Pipeline::new(8);
-        p.push(req(1, POST | flags::STREAM_BODY), false, false, Some(Some(5)));
+        p.push(req(1, POST | flags::STREAM_BODY), 0, false, false, Some(Some(5)));
         assert!(!p.wants_more(), "nothing behind a streamed body");
         assert_eq!(p.streaming.as_ref().map(|s| (s.id, s.remaining)), Some((1, Some(5))));
     }
@@ -212,11 +232,27 @@ mod tests {
         let mut p = Pipeline::new(8);
         assert!(!p.next_is_last(0), "0: no limit");
         assert!(!p.next_is_last(2));
-        p.push(req(1, GET), false, false, None);
+        p.push(req(1, GET), 0, false, false, None);
         assert!(p.next_is_last(2));
-        p.push(req(2, GET), false, true, None);
+        p.push(req(2, GET), 0, false, true, None);
         assert!(p.no_reuse && !p.wants_more());
         assert_eq!(p.served, 2);
+    }
+
+    #[test]
+    fn each_request_notes_what_was_read_when_its_head_started_going_out() {
+        let sent = |p: &Pipeline| p.inflight.iter().map(|f| f.sent_at).collect::<Vec<_>>();
+        let mut p = Pipeline::new(4);
+        p.push(req(1, GET), 0, false, false, None);
+        p.push(req(2, GET), 40, false, false, None);
+        p.note_sent(10, false, 100);
+        assert_eq!(sent(&p), [Some(100), None], "request 2's head is still waiting behind request 1");
+        p.note_sent(41, false, 150);
+        assert_eq!(sent(&p), [Some(100), Some(150)]);
+        // The buffer emptied and starts over: the next head is at its start.
+        p.push(req(3, GET), 0, false, false, None);
+        p.note_sent(5, true, 200);
+        assert_eq!(sent(&p), [Some(100), Some(150), Some(200)]);
     }
 
     fn ids(r: &[Request]) -> Vec<u32> {
@@ -237,7 +273,7 @@ mod tests {
     fn the_head_is_resent_when_a_reused_socket_turns_out_dead() {
         let mut p = with(4, &[(1, GET)]);
         p.inflight.pop_front(); // answered
-        p.push(req(2, GET), false, false, None);
+        p.push(req(2, GET), 0, false, false, None);
         let s = settle(p.inflight, p.served, ErrorCode::Socket, false);
         assert_eq!(ids(&s.requeue), vec![2]);
         assert!(s.failed.is_empty());
@@ -249,7 +285,7 @@ mod tests {
         for code in [ErrorCode::HeadersTimeout, ErrorCode::Parser, ErrorCode::Info] {
             let mut p = with(4, &[(1, GET)]);
             p.inflight.pop_front();
-            p.push(req(2, GET), false, false, None);
+            p.push(req(2, GET), 0, false, false, None);
             let s = settle(p.inflight, p.served, code, false);
             assert_eq!(s.failed, vec![2], "{code:?}");
         }
@@ -259,17 +295,17 @@ mod tests {
     fn started_non_idempotent_streamed_and_exhausted_requests_are_never_resent() {
         let mut p = with(4, &[(1, GET)]);
         p.inflight.pop_front();
-        p.push(req(2, GET), false, false, None);
+        p.push(req(2, GET), 0, false, false, None);
         p.inflight[0].started = true;
         assert_eq!(settle(p.inflight, p.served, ErrorCode::Socket, false).failed, vec![2], "a response byte arrived");
 
         let mut tired = req(3, GET);
         tired.retries = MAX_RETRIES;
         let mut p = with(8, &[(1, GET)]);
-        p.push(req(2, POST), false, false, None);
-        p.inflight.push_back(InFlight { req: tired, started: false, head_done: false, body_bytes: 0 });
-        p.push(req(4, GET | flags::STREAM_BODY), false, false, Some(None));
-        p.push(req(5, GET), false, false, None);
+        p.push(req(2, POST), 0, false, false, None);
+        p.inflight.push_back(InFlight { req: tired, started: false, head_done: false, body_bytes: 0, head_at: 0, sent_at: None });
+        p.push(req(4, GET | flags::STREAM_BODY), 0, false, false, Some(None));
+        p.push(req(5, GET), 0, false, false, None);
         let s = settle(p.inflight, p.served, ErrorCode::Socket, false);
         assert_eq!(s.failed, vec![1, 2, 3, 4]);
         assert_eq!(ids(&s.requeue), vec![5]);

@@ -14,12 +14,17 @@ use crate::owner::{ConnOwner, Taker};
 use crate::registry::{EventSink, Shared};
 use crate::request::{flags, ReqCtl, Request, StreamLength, PIPE_HIGH_WATER};
 use crate::transport::Transport;
-use std::future::Future;
 use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Duration;
 use crate::driver::Timer;
 use tokio::time::Instant;
+
+#[cfg(test)]
+#[path = "http1_tests.rs"]
+mod tests;
+#[path = "http1_timeouts.rs"]
+mod timeouts;
 
 /// Debug builds only: a request for this path makes its connection task panic when the response
 /// head arrives, so tests can show a panic fails that connection's requests and nothing else.
@@ -50,6 +55,9 @@ pub(super) struct Http1 {
     /// A streamed body's source failed (`ReqCtl::fail_body`): once what it gave is written, its
     /// request is aborted.
     abort_when_written: Option<Arc<ReqCtl>>,
+    /// Bytes read from the socket so far: where each response begins, against when its request's
+    /// head went out (`InFlight::sent_at`).
+    read_total: u64,
 }
 
 fn far_future() -> Instant {
@@ -79,6 +87,7 @@ impl Http1 {
             addrs,
             left_pool: false,
             abort_when_written: None,
+            read_total: 0,
         }
     }
 
@@ -90,10 +99,12 @@ impl Http1 {
             if let Some(end) = self.check_control() {
                 return Poll::Ready(end);
             }
-            // A server's close often arrives right behind its last response: look for it before
-            // reusing an idle connection, so no request (which might not be re-sendable) is
-            // written into a socket that is already closing.
-            if self.pipe.inflight.is_empty() && self.bufs.wbuf.is_empty() && self.pipe.served > 0 {
+            // A server's close often arrives right behind its last response, and a hostile or
+            // confused one may send a response nobody asked for: read what came before reusing an
+            // idle connection, so no request is written into a socket that is closing, or handed
+            // a response that was there before it was sent. (`idle_unread` covers what the
+            // reactor has not reported yet.)
+            if self.reused_idle() {
                 if let Err(end) = self.read(cx) {
                     return Poll::Ready(end);
                 }
@@ -164,6 +175,21 @@ impl Http1 {
         None
     }
 
+    /// Reused, and nothing on it awaits a response or is still to be written.
+    fn reused_idle(&self) -> bool {
+        self.pipe.inflight.is_empty() && self.bufs.wbuf.is_empty() && self.pipe.served > 0
+    }
+
+    /// The socket of a reused idle connection holds something unread: it arrived before any
+    /// request could have asked for it (a stray response, or the server's close). The next request
+    /// waits until it was read (the reactor reports it soon): a response then ends the connection
+    /// and the request goes to another one, unsent. One peek per request taken on such a
+    /// connection; the read before `fill` only sees what the reactor has reported, which can lag
+    /// behind what arrived (it did, on the JS thread, when the stray came in the same turn).
+    fn idle_unread(&self) -> bool {
+        self.reused_idle() && self.io.has_unread()
+    }
+
     fn can_read(&self) -> bool {
         match self.pipe.inflight.front() {
             Some(f) => !f.req.ctl.paused(),
@@ -219,7 +245,7 @@ impl Http1 {
             BodyFraming::Length(n) => Some(n),
             _ => None,
         });
-        self.pipe.push(req, kind.connect, last, stream);
+        self.pipe.push(req, before, kind.connect, last, stream);
     }
 
     /// Moves what JS wrote for the streaming request into the write buffer, framed.
@@ -272,6 +298,9 @@ impl Http1 {
 
     fn write(&mut self, cx: &mut Context<'_>) -> Result<bool, End> {
         let (progress, all_out) = self.bufs.write(&mut self.io, cx).map_err(End::io)?;
+        if progress {
+            self.pipe.note_sent(self.bufs.written(), all_out, self.read_total);
+        }
         if all_out {
             if self.pipe.unwritten == self.pipe.inflight.len() {
                 // The front request just finished going out: its headers timeout starts now.
@@ -287,7 +316,8 @@ impl Http1 {
             Poll::Pending => Ok(false),
             Poll::Ready(Err(e)) => Err(End::io(e)),
             Poll::Ready(Ok(0)) => Err(self.on_eof()),
-            Poll::Ready(Ok(_)) => {
+            Poll::Ready(Ok(n)) => {
+                self.read_total += n as u64;
                 self.on_bytes()?;
                 Ok(true)
             }
@@ -328,6 +358,17 @@ impl Http1 {
             let Some(front) = self.pipe.inflight.front_mut() else {
                 return Err(End::Failed { code: ErrorCode::Parser, errno: "", message: "response without a request".into() });
             };
+            if !front.started {
+                // Its response begins here: it must not have been read before the request went out.
+                let head = match &item {
+                    Decoded::Head(h) | Decoded::Upgrade(h) => h.headers.block.len(),
+                    _ => 0,
+                };
+                let began = self.read_total - (self.bufs.rbuf.len() + head) as u64;
+                if front.sent_at.is_none_or(|sent| began < sent) {
+                    return Err(unsolicited());
+                }
+            }
             front.started = true;
             let id = front.req.id;
             match item {
@@ -426,73 +467,6 @@ impl Http1 {
         })
     }
 
-    /// Keep-alive for the next idle period: the server's hint minus the threshold, capped.
-    fn keep_alive_for(&self, hint_ms: Option<u64>) -> Duration {
-        let o = self.pool.opts();
-        match hint_ms {
-            Some(ms) => Duration::from_millis(ms)
-                .saturating_sub(o.keep_alive_timeout_threshold)
-                .min(o.keep_alive_max_timeout),
-            None => o.keep_alive_timeout,
-        }
-    }
-
-    /// One timer serves the headers, body and keep-alive timeouts. It is only re-armed when the
-    /// deadline moves earlier or it fires early, so body chunks don't touch the timer wheel.
-    fn poll_timer(&mut self, cx: &mut Context<'_>) -> Option<End> {
-        loop {
-            let (deadline, what) = self.deadline();
-            let deadline = deadline?;
-            if deadline < self.armed || self.timer.is_elapsed() {
-                self.timer.as_mut().reset(deadline);
-                self.armed = deadline;
-            }
-            match self.timer.as_mut().poll(cx) {
-                Poll::Pending => return None,
-                Poll::Ready(()) => {
-                    if Instant::now() >= deadline {
-                        return Some(what);
-                    }
-                    // Fired for an older deadline; loop re-arms for the current one.
-                    self.armed = deadline;
-                    self.timer.as_mut().reset(deadline);
-                }
-            }
-        }
-    }
-
-    fn deadline(&self) -> (Option<Instant>, End) {
-        match self.pipe.inflight.front() {
-            None => {
-                if self.keep_alive.is_zero() {
-                    return (Some(self.mark), End::Clean("socket idle timeout"));
-                }
-                (Some(self.mark + self.keep_alive), End::Clean("socket idle timeout"))
-            }
-            Some(f) if f.req.ctl.paused() => (None, End::Clean("")),
-            Some(f) if !f.head_done => {
-                let body_pending = self.pipe.streaming.as_ref().is_some_and(|s| s.id == f.req.id);
-                if self.pipe.unwritten == self.pipe.inflight.len() || body_pending {
-                    return (None, End::Clean(""));
-                }
-                match f.req.headers_timeout {
-                    Some(t) => (
-                        Some(self.mark + t),
-                        End::Failed { code: ErrorCode::HeadersTimeout, errno: "", message: "Headers Timeout Error".into() },
-                    ),
-                    None => (None, End::Clean("")),
-                }
-            }
-            Some(f) => match f.req.body_timeout {
-                Some(t) => (
-                    Some(self.mark + t),
-                    End::Failed { code: ErrorCode::BodyTimeout, errno: "", message: "Body Timeout Error".into() },
-                ),
-                None => (None, End::Clean("")),
-            },
-        }
-    }
-
     /// Settles every request still on this connection: the head of the pipeline fails with the
     /// cause (unless it never saw a response byte and may be re-sent); the rest go back to the queue.
     pub(super) fn finish(&mut self, end: End) {
@@ -553,7 +527,7 @@ impl Taker for Filler<'_, '_> {
         self.conn.pipe.wants_more()
     }
     fn admits(&self, next: &Request) -> bool {
-        self.conn.pipe.admits(next)
+        self.conn.pipe.admits(next) && !self.conn.idle_unread()
     }
     fn submit(&mut self, req: Request) {
         self.conn.start(req, self.cx);
@@ -587,6 +561,12 @@ impl Drop for Http1 {
             self.shared.forget(id);
         }
     }
+}
+
+/// A response that began before its request was sent: the server is out of step (or smuggling).
+/// The connection's fault, not the response's: an idempotent request is re-sent on another one.
+fn unsolicited() -> End {
+    End::Failed { code: ErrorCode::Socket, errno: "", message: "bad response: it arrived before the request was sent".into() }
 }
 
 fn mismatch() -> End {

@@ -2,58 +2,16 @@
 //! its own because the pool depends on connections, and a test inside the session that named the
 //! pool would make the engine's module graph circular.
 use super::session::run;
-use crate::events::{self, Batch};
+use crate::events;
 use crate::pool::Pool;
-use crate::registry::EventSink;
 use crate::request::StreamLength;
-use parking_lot::Mutex;
+use crate::test_events::Events;
 use std::io;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-use std::task::{Context, Poll, Waker};
-use std::time::Duration;
+use std::task::{Context, Poll};
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
-
-/// Records every event as (kind, id, payload), and says when one arrives.
-#[derive(Default)]
-struct Events(Mutex<Vec<(u8, u32, Vec<u8>)>>, tokio::sync::Notify);
-impl EventSink for Events {
-    fn write(&self, write: &mut dyn FnMut(&mut Batch)) -> bool {
-        let mut batch = Batch::default();
-        write(&mut batch);
-        let (b, mut at) = (&batch.bytes, 0);
-        while at + 9 <= b.len() {
-            let id = u32::from_le_bytes(b[at + 1..at + 5].try_into().unwrap());
-            let len = u32::from_le_bytes(b[at + 5..at + 9].try_into().unwrap()) as usize;
-            self.0.lock().push((b[at], id, b[at + 9..at + 9 + len].to_vec()));
-            at += 9 + len;
-        }
-        self.1.notify_waiters();
-        false
-    }
-    fn signal(&self) {}
-    fn congested(&self, _: &Waker) -> bool {
-        false
-    }
-}
-
-impl Events {
-    /// The payload of the first `kind` event for `id`, or None if none came within 2 s.
-    async fn until(&self, kind: u8, id: u32) -> Option<Vec<u8>> {
-        let found = async {
-            loop {
-                // Registered before looking, so an event written in between still wakes it.
-                let arrived = self.1.notified();
-                if let Some((_, _, p)) = self.0.lock().iter().find(|(k, i, _)| *k == kind && *i == id) {
-                    return p.clone();
-                }
-                arrived.await;
-            }
-        };
-        tokio::time::timeout(Duration::from_secs(2), found).await.ok()
-    }
-}
 
 /// A socket that takes what is written until `broken` is set, then fails every write with
 /// EPIPE; nothing ever arrives to read.

@@ -15,6 +15,7 @@ mod error;
 mod forward;
 mod plain;
 pub mod tls;
+mod unread;
 
 pub use error::ConnectError;
 use forward::forward_io;

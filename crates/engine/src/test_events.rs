@@ -1,0 +1,57 @@
+//! Tests only: an `EventSink` that records every event a session writes, for the session tests
+//! that drive a connection over a socket (`h2/session_tests.rs`, `conn/http1_tests.rs`).
+use crate::events::Batch;
+use crate::registry::EventSink;
+use parking_lot::Mutex;
+use std::task::Waker;
+use std::time::Duration;
+
+/// Records every event as (kind, id, payload), and says when one arrives.
+#[derive(Default)]
+pub(crate) struct Events(Mutex<Vec<(u8, u32, Vec<u8>)>>, tokio::sync::Notify);
+impl EventSink for Events {
+    fn write(&self, write: &mut dyn FnMut(&mut Batch)) -> bool {
+        let mut batch = Batch::default();
+        write(&mut batch);
+        let (b, mut at) = (&batch.bytes, 0);
+        while at + 9 <= b.len() {
+            let id = u32::from_le_bytes(b[at + 1..at + 5].try_into().unwrap());
+            let len = u32::from_le_bytes(b[at + 5..at + 9].try_into().unwrap()) as usize;
+            self.0.lock().push((b[at], id, b[at + 9..at + 9 + len].to_vec()));
+            at += 9 + len;
+        }
+        self.1.notify_waiters();
+        false
+    }
+    fn signal(&self) {}
+    fn congested(&self, _: &Waker) -> bool {
+        false
+    }
+}
+
+impl Events {
+    /// The payload of the first `kind` event for `id`, or None if none came within 2 s.
+    pub async fn until(&self, kind: u8, id: u32) -> Option<Vec<u8>> {
+        let found = async {
+            loop {
+                // Registered before looking, so an event written in between still wakes it.
+                let arrived = self.1.notified();
+                if let Some(p) = self.find(kind, id) {
+                    return p;
+                }
+                arrived.await;
+            }
+        };
+        tokio::time::timeout(Duration::from_secs(2), found).await.ok()
+    }
+
+    /// The payload of the first `kind` event for `id` so far.
+    pub fn find(&self, kind: u8, id: u32) -> Option<Vec<u8>> {
+        self.0.lock().iter().find(|(k, i, _)| *k == kind && *i == id).map(|(_, _, p)| p.clone())
+    }
+
+    /// The kinds of the events for `id` so far, in order.
+    pub fn kinds(&self, id: u32) -> Vec<u8> {
+        self.0.lock().iter().filter(|(_, i, _)| *i == id).map(|(k, _, _)| *k).collect()
+    }
+}
