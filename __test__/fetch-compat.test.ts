@@ -51,3 +51,40 @@ describe('Response.bytes()', () => {
     expect(Buffer.from(await copy.bytes()).toString()).toBe('abc');
   });
 });
+
+describe('responses without a body', () => {
+  it.each([
+    ['HEAD', 200],
+    ['GET', 204],
+    ['GET', 205],
+    ['GET', 304],
+  ])('%s answered %i has a null body, as undici’s fetch gives', async (method, status) => {
+    const srv = await serve((_req, res) => {
+      res.writeHead(status, { 'content-length': status === 200 ? '5' : '0' });
+      res.end();
+    });
+    const res = await fetchWith(srv.origin, { method });
+    expect(res.status).toBe(status);
+    expect(res.body).toBeNull();
+    expect(res.bodyUsed).toBe(false);
+    expect(await res.text()).toBe('');
+    expect((await res.bytes()).byteLength).toBe(0);
+    // A body that is null is never used: it can be read again and cloned.
+    expect(res.clone().body).toBeNull();
+  });
+
+  it('a HEAD response leaves the connection reusable', async () => {
+    let sockets = 0;
+    const srv = await serve((req, res) => {
+      res.writeHead(200, { 'content-length': '5', 'x-port': String(req.socket.remotePort) });
+      res.end(req.method === 'HEAD' ? undefined : 'hello');
+    });
+    srv.server.on('connection', () => sockets++);
+    const d = agent();
+    const head = await fetch(srv.origin, { dispatcher: d, method: 'HEAD' });
+    expect(head.body).toBeNull();
+    const get = await fetch(srv.origin, { dispatcher: d });
+    expect(await get.text()).toBe('hello');
+    expect(sockets).toBe(1);
+  });
+});

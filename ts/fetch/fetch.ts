@@ -213,18 +213,18 @@ export async function fetch(input: string | URL | Request, init?: FetchInit): Pr
       continue;
     }
 
-    const noBody = NULL_BODY_STATUSES.has(head.status);
+    // The Fetch standard's main fetch: a HEAD response, or one of a null body status, has a null
+    // body (`res.body === null`), whatever bytes came.
+    const noBody = method === 'HEAD' || NULL_BODY_STATUSES.has(head.status);
     try {
       if (noBody) handler.discard();
-      const decoders = noBody || method === 'HEAD' ? [] : createDecoders(headerValue(head.headers, 'content-encoding'));
-      if (!noBody) handler.decodeWith(decoders);
+      else handler.decodeWith(createDecoders(headerValue(head.headers, 'content-encoding')));
     } catch (err) {
       handler.abort(err);
       throw fetchFailed(err);
     }
-    // The Fetch standard checks integrity before the response is returned, over the whole body;
-    // a HEAD response counts as having none, as there.
-    if (integrity !== '') await verifyIntegrity(noBody || method === 'HEAD' ? null : handler, integrity, signal);
+    // The Fetch standard checks integrity before the response is returned, over the whole body.
+    if (integrity !== '') await verifyIntegrity(noBody ? null : handler, integrity, signal);
     try {
       const href = url.hash === '' ? url.href : url.href.replace(/#.*$/, '');
       return newFetchResponse(
