@@ -84,6 +84,17 @@ function addOne(out: PackedHeaders, key: string, val: unknown): void {
   out.packed += `${name}\0${value}\0`;
 }
 
+/**
+ * Whether `headers` is to be iterated: its own Symbol.iterator, or one from a prototype other than
+ * Object.prototype (Map, Headers, a class). One planted on Object.prototype (prototype pollution)
+ * would otherwise turn every plain record into an empty list of headers.
+ */
+export function hasSafeIterator(headers: object): headers is Iterable<unknown> {
+  if (Object.hasOwn(headers, Symbol.iterator)) return typeof (headers as Iterable<unknown>)[Symbol.iterator] === 'function';
+  const proto: unknown = Object.getPrototypeOf(headers);
+  return proto !== null && proto !== Object.prototype && typeof (headers as Iterable<unknown>)[Symbol.iterator] === 'function';
+}
+
 /** Calls `visit` for each name/value pair of any accepted header form, checking the form itself. */
 export function eachHeader(headers: LibHeaders | undefined, visit: (name: string, value: unknown) => void): void {
   if (headers == null) return;
@@ -93,8 +104,8 @@ export function eachHeader(headers: LibHeaders | undefined, visit: (name: string
     return;
   }
   if (typeof headers !== 'object') throw new InvalidArgumentError('headers must be an object or an array');
-  if (typeof (headers as Iterable<unknown>)[Symbol.iterator] === 'function') {
-    for (const pair of headers as Iterable<unknown>) {
+  if (hasSafeIterator(headers)) {
+    for (const pair of headers) {
       if (!Array.isArray(pair) || pair.length !== 2) {
         throw new InvalidArgumentError('headers must be in key-value pair format');
       }

@@ -1,5 +1,6 @@
 // Rewrites request headers given in any LibHeaders form (record, flat array, [name, value] pairs,
 // Headers / Map): what redirects and resumed retries send differs from the original request.
+import { hasSafeIterator } from '../core/headers.js';
 import type { LibHeaders } from '../core/types.js';
 
 type Value = string | string[] | number | undefined;
@@ -16,7 +17,7 @@ function entries(headers: LibHeaders | undefined): [string, Value][] {
     }
     return out;
   }
-  if (typeof (headers as Iterable<unknown>)[Symbol.iterator] === 'function') {
+  if (hasSafeIterator(headers)) {
     for (const [k, v] of headers as Iterable<[string, Value]>) out.push([k, v]);
     return out;
   }

@@ -6,6 +6,7 @@ import { isIP } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { IncomingHttpHeaders } from 'node:http';
 import { InformationalError, InvalidArgumentError } from '../core/errors.js';
+import { hasSafeIterator } from '../core/headers.js';
 import { toControllerHandler } from '../handler/legacy-handler.js';
 import { engineLookup } from '../native/resolver.js';
 import { detachedController as detached } from '../handler/detached-controller.js';
@@ -169,7 +170,7 @@ function hasHost(headers: LibHeaders | undefined): boolean {
     for (let i = 0; i < headers.length; i += 2) if (String(headers[i]).toLowerCase() === 'host') return true;
     return false;
   }
-  if (typeof (headers as Iterable<unknown>)[Symbol.iterator] === 'function') {
+  if (hasSafeIterator(headers)) {
     for (const [name] of headers as Iterable<[string, unknown]>) if (String(name).toLowerCase() === 'host') return true;
     return false;
   }
@@ -181,7 +182,7 @@ function withHost(host: string, headers: LibHeaders | undefined): LibHeaders {
   if (hasHost(headers)) return headers!;
   if (headers == null) return { host };
   if (Array.isArray(headers)) return ['host', host, ...(headers as string[])];
-  if (typeof (headers as Iterable<unknown>)[Symbol.iterator] === 'function') {
+  if (hasSafeIterator(headers)) {
     return [['host', host], ...(headers as Iterable<[string, string | string[] | undefined]>)];
   }
   return { host, ...(headers as Record<string, string>) };

@@ -3,7 +3,7 @@
 // through the same normalization so that equivalent spellings of a path or query compare equal.
 import { Readable } from 'node:stream';
 import { InvalidArgumentError } from '../core/errors.js';
-import { withQuery } from '../core/headers.js';
+import { hasSafeIterator, withQuery } from '../core/headers.js';
 import type { DispatchOptions } from '../core/types.js';
 
 export interface MockRequestKey {
@@ -96,7 +96,7 @@ export function headersAsObject(headers: unknown): Record<string, string | strin
   };
   if (Array.isArray(headers)) {
     for (let i = 0; i + 1 < headers.length; i += 2) add(headerText(headers[i]), headers[i + 1]);
-  } else if (typeof headers === 'object' && typeof (headers as Iterable<unknown>)[Symbol.iterator] === 'function') {
+  } else if (typeof headers === 'object' && hasSafeIterator(headers)) {
     for (const pair of headers as Iterable<unknown>) {
       if (Array.isArray(pair)) add(headerText(pair[0]), pair[1]);
     }

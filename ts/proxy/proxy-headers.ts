@@ -2,6 +2,7 @@
 // options (so credentials meant for the proxy can never reach an origin), and `host` names the
 // origin even when the request itself goes to the proxy.
 import { InvalidArgumentError } from '../core/errors.js';
+import { hasSafeIterator } from '../core/headers.js';
 import type { LibHeaders } from '../core/types.js';
 
 type Value = string | string[] | number | undefined;
@@ -16,7 +17,7 @@ function pairs(headers: LibHeaders | undefined): [string, Value][] {
   }
   if (typeof headers !== 'object') throw new InvalidArgumentError('headers must be an object or an array');
   // Map, Headers and other iterables too: their entries are invisible to `for...in`.
-  if (typeof (headers as Iterable<unknown>)[Symbol.iterator] === 'function') {
+  if (hasSafeIterator(headers)) {
     const out: [string, Value][] = [];
     for (const pair of headers as Iterable<unknown>) {
       if (!Array.isArray(pair) || pair.length !== 2) throw new InvalidArgumentError('headers must be in key-value pair format');
