@@ -3,8 +3,11 @@
 // under each referrer policy. Each scenario runs against a real loopback server.
 import { describe, expect, it } from 'vitest';
 import zlib from 'node:zlib';
+import https from 'node:https';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import type { IncomingHttpHeaders } from 'node:http';
-import { Agent } from '../ts/index.js';
+import { Agent, interceptors } from '../ts/index.js';
 import { fetch, type FetchInit } from '../ts/fetch/fetch.js';
 import * as servers from './fixtures/servers.js';
 import { useCleanup } from './fixtures/cleanup.js';
@@ -86,5 +89,107 @@ describe('responses without a body', () => {
     const get = await fetch(srv.origin, { dispatcher: d });
     expect(await get.text()).toBe('hello');
     expect(sockets).toBe(1);
+  });
+});
+
+describe('the request headers fetch adds', () => {
+  /** A server that answers with the request's method and headers as JSON. */
+  async function echo(): Promise<string> {
+    const srv = await serve((req, res) => {
+      req.resume();
+      req.on('end', () => res.end(JSON.stringify({ method: req.method, headers: req.headers })));
+    });
+    return srv.origin;
+  }
+  const sent = async (url: string, init: FetchInit = {}): Promise<IncomingHttpHeaders> => {
+    const res = await fetchWith(url, init);
+    return ((await res.json()) as { headers: IncomingHttpHeaders }).headers;
+  };
+
+  it('a plain GET sends undici’s defaults', async () => {
+    const headers = await sent(await echo());
+    expect(headers).toMatchObject({
+      accept: '*/*',
+      'accept-language': '*',
+      'user-agent': 'undici',
+      'accept-encoding': 'gzip, deflate',
+      // 127.0.0.1 is a potentially trustworthy origin, so the fetch metadata header goes too.
+      'sec-fetch-mode': 'cors',
+    });
+    expect(headers['content-length']).toBeUndefined();
+    expect(headers.referer).toBeUndefined();
+  });
+
+  it('the same through a Request, with its mode', async () => {
+    const url = await echo();
+    const headers = await sent(url, { headers: { 'x-a': '1' }, mode: 'no-cors' });
+    expect(headers).toMatchObject({ 'x-a': '1', 'user-agent': 'undici', 'sec-fetch-mode': 'no-cors', accept: '*/*' });
+    const viaRequest = await (await fetch(new Request(url, { mode: 'same-origin' }), { dispatcher: agent() })).json();
+    expect((viaRequest as { headers: IncomingHttpHeaders }).headers['sec-fetch-mode']).toBe('same-origin');
+  });
+
+  it('the caller’s values win, except Sec-Fetch-Mode, which is the mode', async () => {
+    const headers = await sent(await echo(), {
+      headers: { accept: 'text/plain', 'user-agent': 'mine', 'accept-encoding': 'identity', 'sec-fetch-mode': 'navigate' },
+    });
+    expect(headers).toMatchObject({ accept: 'text/plain', 'user-agent': 'mine', 'accept-encoding': 'identity', 'sec-fetch-mode': 'cors' });
+  });
+
+  it('over https the defaults offer br and zstd too', async () => {
+    const tls = (name: string): string => readFileSync(join(import.meta.dirname, 'fixtures', 'tls', name), 'utf8');
+    const server = https.createServer({ key: tls('localhost.key'), cert: tls('localhost.pem') }, (req, res) =>
+      res.end(JSON.stringify({ headers: req.headers })),
+    );
+    const { origin } = cleanup.track(await servers.listen(server));
+    const d = new Agent({ connect: { ca: tls('ca.pem'), servername: 'localhost' } });
+    cleanup.push(() => d.destroy());
+    const res = await fetch(origin.replace('http:', 'https:'), { dispatcher: d });
+    const { headers } = (await res.json()) as { headers: IncomingHttpHeaders };
+    expect(headers['accept-encoding']).toBe('br, gzip, deflate, zstd');
+    expect(headers['sec-fetch-mode']).toBe('cors');
+  });
+
+  it('no Sec-Fetch-Mode to a host that is not potentially trustworthy', async () => {
+    const url = (await echo()).replace('127.0.0.1', 'ferro-test.invalid');
+    const d = agent().compose(interceptors.dns({ lookup: (_o, _opts, cb) => cb(null, [{ address: '127.0.0.1', family: 4 }]) }));
+    const res = await fetch(url, { dispatcher: d });
+    const { headers } = (await res.json()) as { headers: IncomingHttpHeaders };
+    expect(headers['sec-fetch-mode']).toBeUndefined();
+    expect(headers['user-agent']).toBe('undici');
+  });
+
+  it('Content-Length: the length of a string body, 0 for a POST or PUT without one', async () => {
+    const url = await echo();
+    expect((await sent(url, { method: 'POST', body: 'héllo' }))['content-length']).toBe('6');
+    expect((await sent(url, { method: 'POST', body: '' }))['content-length']).toBe('0');
+    expect((await sent(url, { method: 'POST' }))['content-length']).toBe('0');
+    expect((await sent(url, { method: 'PUT' }))['content-length']).toBe('0');
+    expect((await sent(url, { method: 'DELETE' }))['content-length']).toBeUndefined();
+    // Given explicitly, it is sent once.
+    expect((await sent(url, { method: 'POST', body: 'a+b+c', headers: { 'content-length': '5' } }))['content-length']).toBe('5');
+  });
+
+  it('a Range request asks for the identity coding', async () => {
+    const url = await echo();
+    expect((await sent(url, { headers: { range: 'bytes=0-1' } }))['accept-encoding']).toBe('identity');
+    expect((await sent(url, { headers: { range: 'bytes=0-1', 'accept-encoding': 'gzip' } }))['accept-encoding']).toBe('gzip, identity');
+  });
+
+  it('cache modes and conditional headers add Pragma / Cache-Control', async () => {
+    const url = await echo();
+    expect(await sent(url, { cache: 'no-store' })).toMatchObject({ pragma: 'no-cache', 'cache-control': 'no-cache' });
+    expect(await sent(url, { cache: 'reload' })).toMatchObject({ pragma: 'no-cache', 'cache-control': 'no-cache' });
+    const noCache = await sent(url, { cache: 'no-cache' });
+    expect(noCache['cache-control']).toBe('max-age=0');
+    expect(noCache.pragma).toBeUndefined();
+    expect(await sent(url, { headers: { 'if-none-match': '"x"' } })).toMatchObject({ pragma: 'no-cache', 'cache-control': 'no-cache' });
+    const plain = await sent(url);
+    expect(plain.pragma).toBeUndefined();
+    expect(plain['cache-control']).toBeUndefined();
+  });
+
+  it('a Host header of the caller’s is not sent: the URL names the host', async () => {
+    const url = await echo();
+    expect((await sent(url, { headers: { host: 'elsewhere.example' } })).host).toBe(new URL(url).host);
   });
 });

@@ -257,7 +257,7 @@ describe('simple calls without a Request object', () => {
     const origin = await jsonOrigin();
     const d = agent();
     const plain = await fetch(origin, { dispatcher: d });
-    expect(plain.headers.get('x-echo-ua')).toBe('ferro');
+    expect(plain.headers.get('x-echo-ua')).toBe('undici');
     expect(plain.headers.get('x-echo-accept')).toBe('*/*');
     await plain.arrayBuffer();
     const custom = await fetch(new URL(origin), { dispatcher: d, method: 'head', headers: { 'user-agent': 'mine' } });

@@ -317,7 +317,8 @@ describe('content decoding', () => {
       res.end(String(req.headers['accept-encoding']));
     });
     const res = await fetch(origin, { dispatcher: agent() });
-    expect(await res.text()).toBe('gzip, deflate, br');
+    // Over plain http, as undici's fetch asks (br and zstd only over https: fetch-compat.test.ts).
+    expect(await res.text()).toBe('gzip, deflate');
   });
 
   it('zstd, decoded by the engine on every supported Node', async () => {

@@ -9,6 +9,8 @@ import { createDecoders } from './content-decoding.js';
 import { abortReason, FetchHandler, fetchFailed, headerValue } from './fetch-handler.js';
 import { newFetchResponse } from './fetch-response.js';
 import { verifyIntegrity } from './integrity.js';
+import { DEFAULT_REFERRER_POLICY, determineReferrer, parseReferrerPolicy } from './referrer.js';
+import { hopHeaders } from './request-headers.js';
 
 /** RequestInit plus the dispatcher to send through. */
 export interface FetchInit extends RequestInit {
@@ -21,14 +23,7 @@ const NULL_BODY_STATUSES = new Set([101, 103, 204, 205, 304]);
 // Dropped when a redirect turns the request into a body-less GET (Fetch: request-body-header names).
 const REQUEST_BODY_HEADERS = ['content-encoding', 'content-language', 'content-location', 'content-type', 'content-length'];
 // Credentials that must not follow a redirect to another origin.
-const CROSS_ORIGIN_STRIPPED = ['authorization', 'cookie', 'proxy-authorization', 'host'];
-// Sent unless the caller set them, as Node's own fetch does.
-const DEFAULT_HEADERS: [string, string][] = [
-  ['accept', '*/*'],
-  ['accept-language', '*'],
-  ['user-agent', 'ferro'],
-  ['accept-encoding', 'gzip, deflate, br'],
-];
+const CROSS_ORIGIN_STRIPPED = ['authorization', 'cookie', 'proxy-authorization'];
 
 /**
  * The request body as sent: bytes can be re-sent after a 307 / 308 redirect; a stream cannot
@@ -89,21 +84,30 @@ function isHttp(url: URL): boolean {
 interface Outgoing {
   url: URL;
   method: string;
-  /** null: the caller set none, so the defaults alone are sent. */
+  /** The caller's headers; null: none set, so the defaults alone are sent. */
   headers: Headers | null;
   signal: AbortSignal | null;
   redirect: RequestRedirect;
+  mode: RequestMode;
+  cache: RequestCache;
+  /** Where the Referer comes from (null: none), and the policy that cuts it down per hop. */
+  referrer: URL | null;
+  referrerPolicy: string;
   body: OutgoingBody;
   /** Subresource Integrity metadata; '' for none. */
   integrity: string;
 }
 
 const SIMPLE_INIT_KEYS = new Set(['dispatcher', 'method', 'headers', 'signal']);
+
 /**
- * DEFAULT_HEADERS as Headers iteration lists them (sorted by name), for requests that set none.
- * Sorted here rather than by a Headers object: naming Headers at import loads Node's fetch.
+ * A Request's referrer as the URL it names: null for none ('' is "no-referrer"; "about:client"
+ * is the environment's URL, which a process without a global origin does not have).
  */
-const DEFAULT_FLAT = [...DEFAULT_HEADERS].sort(([a], [b]) => (a < b ? -1 : 1)).flat();
+function referrerSource(referrer: string): URL | null {
+  if (referrer === '' || referrer === 'about:client') return null;
+  return new URL(referrer);
+}
 
 /**
  * A GET or HEAD of an absolute http(s) URL with at most headers and a signal: everything a Request
@@ -126,10 +130,7 @@ function simpleRequest(input: unknown, init: FetchInit | undefined): Outgoing | 
       if (!(init.signal instanceof AbortSignal)) return null;
       signal = init.signal;
     }
-    if (init.headers != null) {
-      headers = new Headers(init.headers);
-      for (const [name, value] of DEFAULT_HEADERS) if (!headers.has(name)) headers.set(name, value);
-    }
+    if (init.headers != null) headers = new Headers(init.headers);
   }
   let url: URL;
   try {
@@ -138,7 +139,19 @@ function simpleRequest(input: unknown, init: FetchInit | undefined): Outgoing | 
     return null;
   }
   if (!isHttp(url) || url.username !== '' || url.password !== '') return null;
-  return { url, method, headers, signal, redirect: 'follow', body: null, integrity: '' };
+  return {
+    url,
+    method,
+    headers,
+    signal,
+    redirect: 'follow',
+    mode: 'cors',
+    cache: 'default',
+    referrer: null,
+    referrerPolicy: DEFAULT_REFERRER_POLICY,
+    body: null,
+    integrity: '',
+  };
 }
 
 async function fromRequest(input: string | URL | Request, init: FetchInit | undefined): Promise<Outgoing> {
@@ -146,14 +159,17 @@ async function fromRequest(input: string | URL | Request, init: FetchInit | unde
   const { signal } = request;
   if (signal.aborted) throw abortReason(signal);
   const body = await outgoingBody(request, input, init);
-  const headers = new Headers(request.headers);
-  for (const [name, value] of DEFAULT_HEADERS) if (!headers.has(name)) headers.set(name, value);
   return {
     url: new URL(request.url),
     method: request.method,
-    headers,
+    // A copy: redirects delete from it.
+    headers: new Headers(request.headers),
     signal,
     redirect: request.redirect,
+    mode: request.mode,
+    cache: request.cache,
+    referrer: referrerSource(request.referrer),
+    referrerPolicy: request.referrerPolicy || DEFAULT_REFERRER_POLICY,
     body,
     integrity: request.integrity,
   };
@@ -161,14 +177,16 @@ async function fromRequest(input: string | URL | Request, init: FetchInit | unde
 
 export async function fetch(input: string | URL | Request, init?: FetchInit): Promise<Response> {
   const out = simpleRequest(input, init) ?? (await fromRequest(input, init));
-  const { signal, redirect, integrity } = out;
+  const { signal, redirect, integrity, mode, cache } = out;
   if (isAborted(signal)) throw abortReason(signal);
   const dispatcher = init?.dispatcher ?? getGlobalDispatcher();
-  let { url, method, headers, body } = out;
+  let { url, method, headers, body, referrer, referrerPolicy } = out;
 
   for (let redirects = 0; ; redirects++) {
     if (!isHttp(url)) throw fetchFailed(new Error(`unsupported URL scheme: ${url.protocol}`));
     if (isAborted(signal)) throw abortReason(signal);
+    // Each hop cuts the referrer down further, as main fetch does with the request's own.
+    if (referrer !== null) referrer = determineReferrer(referrer, referrerPolicy, url);
     const handler = new FetchHandler(signal);
     const options: DispatchOptions & ScopedOptions = {
       // NODE_DEBUG=fetch prints this request's lines (core/debug.ts).
@@ -176,7 +194,7 @@ export async function fetch(input: string | URL | Request, init?: FetchInit): Pr
       origin: url.origin,
       path: url.pathname + url.search,
       method,
-      headers: headers === null ? DEFAULT_FLAT : [...headers].flat(),
+      headers: hopHeaders(headers, { url, method, mode, cache, hasBody: body !== null, referrer }),
       body: body === null ? null : 'bytes' in body ? body.bytes : readStream(body.stream, signal!),
     };
     try {
@@ -199,6 +217,7 @@ export async function fetch(input: string | URL | Request, init?: FetchInit): Pr
         throw fetchFailed(err);
       }
       if (!isHttp(next)) throw fetchFailed(new Error('URL scheme must be a HTTP(S) scheme'));
+      referrerPolicy = parseReferrerPolicy(headerValue(head.headers, 'referrer-policy')) || referrerPolicy;
       // A streamed body has been consumed; only a 303 (which drops it) can go on.
       if (head.status !== 303 && body !== null && 'stream' in body) {
         throw fetchFailed(new Error('cannot follow a redirect with a streamed request body'));
