@@ -44,6 +44,8 @@ pub struct PoolConfig {
     // napi-rs would spell `h2c` as `h2C` in JS; the TS side sends `h2c`.
     #[napi(js_name = "h2c")]
     pub h2c: Option<bool>,
+    /// A connection may turn out to be h2: the first one chooses before others open.
+    pub protocol_probe: Option<bool>,
 }
 
 #[napi]
@@ -158,6 +160,7 @@ impl NativeEngine {
                     connection_window_size: cfg.connection_window_size.unwrap_or(d.connection_window_size),
                     ping_interval: cfg.ping_interval.and_then(ms),
                     prior_knowledge: cfg.h2c.unwrap_or(false),
+                    probe_protocol: cfg.protocol_probe.unwrap_or(false),
                 }
             },
         };

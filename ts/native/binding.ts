@@ -30,6 +30,9 @@ export interface PoolConfig {
   connectionWindowSize?: number;
   pingInterval?: number;
   h2c?: boolean;
+  /** A connection may turn out to be h2 (https offering it, or h2c): the first one chooses its
+   * protocol before the pool opens others. */
+  protocolProbe?: boolean;
 }
 
 export interface TlsConfig {

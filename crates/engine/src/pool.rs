@@ -44,6 +44,11 @@ struct PoolState {
     /// Once a connection of this pool negotiated h2: how many requests one session takes, so a
     /// burst wakes a session instead of opening a connection per request.
     h2_streams: Option<usize>,
+    /// A connection of this pool chose HTTP/1.1: connections fan out without probing.
+    h1_seen: bool,
+    /// The connection whose protocol is not known yet, while no other may open
+    /// (`H2Options::probe_protocol`).
+    probe: Option<u64>,
 }
 
 pub struct Pool {
@@ -73,6 +78,8 @@ impl Pool {
                 closing: false,
                 destroyed: false,
                 h2_streams: None,
+                h1_seen: false,
+                probe: None,
             }),
         })
     }
@@ -121,18 +128,32 @@ impl Pool {
             // A woken connection takes up to `pipelining` requests (a session, up to its streams).
             n = n.saturating_sub(st.h2_streams.unwrap_or(self.opts.pipelining.max(1)));
         }
-        while n > 0 && !st.destroyed && (self.opts.connections == 0 || st.live < self.opts.connections) {
-            self.spawn_conn(&mut st);
-            n = n.saturating_sub(st.h2_streams.unwrap_or(1));
-        }
+        self.fan_out(&mut st, n);
         drop(st);
         self.shared.wake_for_flush(wakers);
+    }
+
+    /// Opens connections for `n` queued requests, within the limit.
+    fn fan_out(self: &Arc<Self>, st: &mut PoolState, mut n: usize) {
+        while n > 0 && self.may_spawn(st) {
+            self.spawn_conn(st);
+            n = n.saturating_sub(st.h2_streams.unwrap_or(1));
+        }
+    }
+
+    /// Another connection may open: within `connections`, and no connection is still finding out
+    /// whether it speaks h2 (then it may take the whole burst itself).
+    fn may_spawn(&self, st: &PoolState) -> bool {
+        !st.destroyed && st.probe.is_none() && (self.opts.connections == 0 || st.live < self.opts.connections)
     }
 
     fn spawn_conn(self: &Arc<Self>, st: &mut PoolState) {
         st.live += 1;
         let conn_id = st.next_conn;
         st.next_conn += 1;
+        if self.opts.h2.probe_protocol && !st.h1_seen {
+            st.probe = Some(conn_id);
+        }
         // Spawned under the lock so the task cannot finish (and unregister) before it is registered.
         let owner: Arc<dyn ConnOwner> = self.clone();
         let handle = self.shared.spawn(conn::run(owner, conn_id));
@@ -146,10 +167,10 @@ impl Pool {
             w.wake();
             return;
         }
-        if st.destroyed || st.queue.is_empty() {
+        if st.queue.is_empty() {
             return;
         }
-        if self.opts.connections == 0 || st.live < self.opts.connections {
+        if self.may_spawn(&st) {
             self.spawn_conn(&mut st);
         }
     }
@@ -289,15 +310,27 @@ impl ConnOwner for Pool {
         self.emit(|w| w.empty(events::CONNECTING, self.id));
     }
 
-    fn connected(&self, _conn: u64, version: &str, addrs: &str) {
+    fn connected(&self, conn: u64, version: &str, addrs: &str) {
         {
             let mut st = self.state.lock();
             st.connected += 1;
+            let probe = st.probe == Some(conn);
+            if probe {
+                st.probe = None;
+            }
             if version == "h2" {
                 st.h2_streams = Some(match self.opts.h2.max_concurrent_streams {
                     0 => 100,
                     n => n as usize,
                 });
+                // The session takes the queue itself, and asks for another connection when full.
+            } else {
+                st.h1_seen = true;
+                if probe {
+                    // HTTP/1.1: the burst held back fans out (this connection takes one request).
+                    let n = st.queue.len().saturating_sub(1);
+                    self.arc().fan_out(&mut st, n);
+                }
             }
         }
         self.emit(|w| w.bytes(events::CONNECTED, self.id, format!("{version}|{addrs}").as_bytes()));
@@ -310,6 +343,9 @@ impl ConnOwner for Pool {
             let mut st = self.state.lock();
             st.live -= 1;
             st.tasks.remove(&conn);
+            if st.probe == Some(conn) {
+                st.probe = None;
+            }
             if st.connected == 0 {
                 st.queue.drain(..).collect()
             } else {
@@ -341,6 +377,9 @@ impl ConnOwner for Pool {
             st.connected -= 1;
             st.tasks.remove(&conn);
             st.waiting.retain(|(id, _)| *id != conn);
+            if st.probe == Some(conn) {
+                st.probe = None;
+            }
             st
         };
         // Work may remain (re-queued requests, or requests that arrived while every connection was busy).

@@ -92,6 +92,10 @@ export function engineSettings(origin: URL, opts: EngineDispatcherOptions, conne
   if (localAddress !== null && typeof localAddress !== 'string') throw new InvalidArgumentError('invalid localAddress');
   const maxResponseSize = opts.maxResponseSize == null ? -1 : optNumber(opts.maxResponseSize, 'maxResponseSize', -1, -1);
   const h2 = h2PoolConfig(opts as Record<string, unknown>);
+  // Whether a connection may speak h2: then the first one's ALPN decides before more open (undici
+  // 8.11's protocol probe). A bridged socket's ALPN is its connector's; `allowH2` says what it offers.
+  const offersH2 = tls !== undefined ? tls.alpnProtocols?.includes('h2') === true : (opts.allowH2 ?? connect.allowH2) !== false;
+  const protocolProbe = h2.h2c || (origin.protocol === 'https:' && offersH2);
   const pool: PoolConfig = {
     host: origin.hostname,
     port: Number(origin.port) || (origin.protocol === 'https:' ? 443 : 80),
@@ -110,6 +114,7 @@ export function engineSettings(origin: URL, opts: EngineDispatcherOptions, conne
     // undici's connector turns TCP keep-alive on (60 s) unless `keepAlive: false`.
     tcpKeepAlive: connect.keepAlive === false ? -1 : optNumber(connect.keepAliveInitialDelay, 'keepAliveInitialDelay', 60e3),
     ...h2,
+    protocolProbe,
   };
   return {
     pool,

@@ -13,6 +13,10 @@ pub struct H2Options {
     pub ping_interval: Option<Duration>,
     /// Speak h2 on plain (non-TLS) connections without negotiating (h2c, RFC 9113 §3.3).
     pub prior_knowledge: bool,
+    /// A connection may turn out to be h2 (https offering it in ALPN, or h2c): until the first one
+    /// has chosen its protocol, the pool opens no other, so a burst shares one h2 session instead
+    /// of opening a TLS connection per request (undici 8.11's protocol probe).
+    pub probe_protocol: bool,
 }
 
 impl Default for H2Options {
@@ -23,6 +27,7 @@ impl Default for H2Options {
             connection_window_size: 512 * 1024,
             ping_interval: None,
             prior_knowledge: false,
+            probe_protocol: false,
         }
     }
 }

@@ -5,10 +5,13 @@
 //!
 //! GOAWAY ends the session for new work at once: the pool hears `disconnect` with
 //! `HTTP/2: "GOAWAY" frame received` (and opens a new session for what is queued); streams the
-//! server did not process go back to the queue once, the others run to their end.
+//! server did not process (above the GOAWAY's last stream id, or REFUSED_STREAM) go back to the
+//! queue once when their body can be sent again, the others run to their end. A session with no
+//! stream open for `keepAliveTimeout` closes (a server's graceful close waits for it), and with
+//! `pingInterval` a PING still unanswered when the next is due ends the session as unresponsive.
 use super::request;
 use super::response::describe;
-use super::stream::{Outcome, Stream};
+use super::stream::{Outcome, Signals, Stream};
 use crate::error::ErrorCode;
 use crate::events;
 use crate::owner::{ConnOwner, Taker};
@@ -18,6 +21,7 @@ use ::h2::client::{Connection, SendRequest};
 use ::h2::{Ping, PingPong};
 use std::future::{poll_fn, Future};
 use std::pin::Pin;
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::task::{Context, Poll};
 use tokio::io::{AsyncRead, AsyncWrite};
@@ -28,8 +32,14 @@ use tokio::time::Instant;
 
 /// The message of the `disconnect` a GOAWAY causes (the spec's exact words).
 pub const GOAWAY_MESSAGE: &str = "HTTP/2: \"GOAWAY\" frame received";
-/// How often a request may go back to the queue after sessions refused it.
-const MAX_RETRIES: u8 = 3;
+/// How often a request may go back to the queue after sessions refused it (RFC 9113 §8.7: a
+/// client SHOULD NOT retry a request more than once; undici's budget).
+const MAX_RETRIES: u8 = 1;
+/// What the peer's stream limit reads as until its first SETTINGS frame arrives (no SETTINGS
+/// value can be this large); that frame replaces it, with "no limit" when it names none.
+const SETTINGS_PENDING: usize = usize::MAX - 1;
+/// Why a session whose PING went unanswered was ended.
+pub const UNRESPONSIVE: &str = "HTTP/2: connection unresponsive";
 
 enum End {
     Clean(&'static str),
@@ -48,6 +58,12 @@ struct Session {
     /// The server sent GOAWAY or the connection failed: no new streams; the pool was told.
     gone: Option<End>,
     ping: Option<(PingPong, Timer, bool)>,
+    /// Armed while no stream is open: the session closes when it fires (`keepAliveTimeout`).
+    idle: Option<Timer>,
+    /// The pool was asked for another connection since the session last had room.
+    asked_for_more: bool,
+    /// Shared with every stream: the teardown reason, a GOAWAY seen (`stream::Signals`).
+    signals: Arc<Signals>,
 }
 
 pub(crate) async fn run<T>(pool: Arc<dyn ConnOwner>, conn_id: u64, io: T, addrs: String)
@@ -58,6 +74,7 @@ where
     let mut builder = ::h2::client::Builder::new();
     builder
         .enable_push(false)
+        .initial_max_send_streams(SETTINGS_PENDING)
         .initial_window_size(o.initial_window_size)
         .initial_connection_window_size(o.connection_window_size)
         .max_header_list_size(pool.opts().max_header_size.min(u32::MAX as usize) as u32);
@@ -79,7 +96,19 @@ where
         #[cfg(unix)]
         crate::transport::Target::Unix { .. } => "localhost".to_string(),
     };
-    let mut session = Session { pool, conn_id, authority, addrs, send, streams: JoinSet::new(), gone: None, ping };
+    let mut session = Session {
+        pool,
+        conn_id,
+        authority,
+        addrs,
+        send,
+        streams: JoinSet::new(),
+        gone: None,
+        ping,
+        idle: None,
+        asked_for_more: false,
+        signals: Arc::default(),
+    };
     let mut connection = Some(connection);
     poll_fn(|cx| session.poll(cx, &mut connection)).await;
 }
@@ -116,7 +145,10 @@ impl Session {
         if self.gone.is_none() {
             self.take_work(cx);
         }
-        self.poll_ping(cx);
+        if self.poll_ping(cx) {
+            // Dropping the session drops its connection and its streams, which fail with why.
+            return Poll::Ready(());
+        }
         if self.gone.is_some() {
             // Streams already under way run to their end (or fail with the connection).
             return if self.streams.is_empty() { Poll::Ready(()) } else { Poll::Pending };
@@ -125,32 +157,56 @@ impl Session {
             self.go(End::Clean("closed"));
             return Poll::Ready(());
         }
+        if self.poll_idle(cx) {
+            self.go(End::Clean("socket idle timeout"));
+            return Poll::Ready(());
+        }
         Poll::Pending
+    }
+
+    /// True once the session has had no stream open for `keepAliveTimeout` (undici closes an idle
+    /// h2 session as it does an idle HTTP/1.1 socket). The pool's queue is empty meanwhile: the
+    /// session asked it for work and got none, or it would have a stream.
+    fn poll_idle(&mut self, cx: &mut Context<'_>) -> bool {
+        if !self.streams.is_empty() {
+            self.idle = None;
+            return false;
+        }
+        let keep_alive = self.pool.opts().keep_alive_timeout;
+        let timer = self.idle.get_or_insert_with(|| Timer::after(keep_alive));
+        timer.as_mut().poll(cx).is_ready()
     }
 
     /// Collects finished streams; refused ones go back to the pool's queue.
     fn reap(&mut self, cx: &mut Context<'_>) {
-        let mut requeue = Vec::new();
+        let (mut retry, mut fail) = (Vec::new(), Vec::new());
         while let Poll::Ready(Some(res)) = self.streams.poll_join_next(cx) {
-            if let Ok(Outcome::Unprocessed(req)) = res {
-                requeue.push(req);
+            if let Ok(Outcome::Unprocessed(req, code, msg)) = res {
+                if req.retries < MAX_RETRIES {
+                    retry.push(req);
+                } else {
+                    fail.push((req, code, msg));
+                }
             }
             // A panicked stream task failed its request from its Drop.
         }
-        if requeue.is_empty() {
+        if self.signals.goaway.load(Ordering::Relaxed) {
+            // Before the requests go back to the queue: the pool must not hand them to this session.
+            self.go(End::GoAway);
+        }
+        if retry.is_empty() && fail.is_empty() {
             return;
         }
         let pool = self.pool.clone();
-        let (retry, fail): (Vec<Request>, Vec<Request>) = requeue.into_iter().partition(|r| r.retries < MAX_RETRIES);
         pool.shared().emit(|w| {
-            for r in &fail {
-                w.error(events::ERROR, r.id, ErrorCode::Socket, "", "HTTP/2: the server did not process the request");
+            for (r, code, msg) in &fail {
+                w.error(events::ERROR, r.id, *code, "", msg);
             }
             for r in &retry {
                 w.empty(events::RETRY, r.id);
             }
         });
-        for r in &fail {
+        for (r, _, _) in &fail {
             pool.shared().forget(r.id);
         }
         pool.requeue(retry);
@@ -159,11 +215,19 @@ impl Session {
 
     /// Opens streams for queued requests while the session has room.
     fn take_work(&mut self, cx: &mut Context<'_>) {
-        let max = self.pool.opts().h2.max_concurrent_streams as usize;
         loop {
-            if max > 0 && self.streams.len() >= max {
-                return; // a finishing stream wakes the session through the join set
+            // Until the server's SETTINGS say how many streams it takes, one (as undici): a server
+            // with a low limit would refuse the rest. Processing its SETTINGS wakes the session.
+            let max = self.max_streams();
+            if self.streams.len() >= max.unwrap_or(1) {
+                // A finishing stream wakes the session through the join set. Work still queued
+                // may go to another connection meanwhile (the pool's limit permitting).
+                if max.is_some() && !std::mem::replace(&mut self.asked_for_more, true) {
+                    self.pool.kick();
+                }
+                return;
             }
+            self.asked_for_more = false;
             match self.send.poll_ready(cx) {
                 Poll::Pending => return,
                 Poll::Ready(Err(e)) => {
@@ -180,6 +244,18 @@ impl Session {
             let Some(req) = self.next_request(cx) else { return };
             self.start(req);
         }
+    }
+
+    /// Streams open at once at most: the pool's `maxConcurrentStreams`, lowered (never raised)
+    /// by the server's SETTINGS_MAX_CONCURRENT_STREAMS, as undici has it.
+    /// None until the server's first SETTINGS arrived.
+    fn max_streams(&self) -> Option<usize> {
+        let local = match self.pool.opts().h2.max_concurrent_streams {
+            0 => usize::MAX,
+            n => n as usize,
+        };
+        let remote = self.send.current_max_send_streams();
+        (remote != SETTINGS_PENDING).then(|| local.min(remote))
     }
 
     /// The next request this session may take; registers for a wake-up when there is none.
@@ -209,7 +285,9 @@ impl Session {
             (None, None) => None,
         };
         let expect = req.has(flags::EXPECT_CONTINUE) && length.is_none_or(|n| n > 0);
-        let head = match request::build(&req.head, &self.authority, length, expect) {
+        // h2c (prior knowledge) runs only to http: origins; any other h2 is https.
+        let scheme = if self.pool.opts().h2.prior_knowledge { "http" } else { "https" };
+        let head = match request::build(&req.head, scheme, &self.authority, length, expect) {
             Ok(h) => h,
             Err(e) => return fail(&req, &e.to_string()),
         };
@@ -221,6 +299,7 @@ impl Session {
                     pool.shared().emit(|w| w.bytes(events::SENT, id, self.addrs.as_bytes()));
                 }
                 let mut stream = Stream::new(self.pool.clone(), req, response, send, head.head_method, piped, expect);
+                stream.signals = self.signals.clone();
                 self.streams.spawn(tracked(async move { poll_fn(|cx| stream.poll(cx)).await }));
             }
             Err(e) => {
@@ -238,27 +317,37 @@ impl Session {
         }
     }
 
-    /// Keep-alive PINGs at `ping_interval`; one outstanding at a time.
-    fn poll_ping(&mut self, cx: &mut Context<'_>) {
-        let Some((pp, timer, waiting)) = self.ping.as_mut() else { return };
+    /// Keep-alive PINGs at `ping_interval`, one outstanding at a time. A PING still unanswered
+    /// when the next is due means the peer is gone (a NAT dropped the connection, a hung server):
+    /// the session ends, its streams failing with `UNRESPONSIVE`, as undici's watchdog does.
+    /// True when the session must be dropped now.
+    fn poll_ping(&mut self, cx: &mut Context<'_>) -> bool {
+        let Some((pp, timer, waiting)) = self.ping.as_mut() else { return false };
         if *waiting {
             match pp.poll_pong(cx) {
                 Poll::Ready(Ok(_)) => *waiting = false,
                 Poll::Ready(Err(_)) => {
                     self.ping = None;
-                    return;
+                    return false;
                 }
                 Poll::Pending => {}
             }
         }
-        if timer.as_mut().poll(cx).is_ready() {
-            let every = self.pool.opts().h2.ping_interval.unwrap_or_default();
-            timer.as_mut().reset(Instant::now() + every);
-            let _ = timer.as_mut().poll(cx);
-            if !*waiting && pp.send_ping(Ping::opaque()).is_ok() {
-                *waiting = true;
-            }
+        if timer.as_mut().poll(cx).is_pending() {
+            return false;
         }
+        if *waiting {
+            let _ = self.signals.teardown.set((ErrorCode::Socket, UNRESPONSIVE.to_string()));
+            self.go(End::Failed(ErrorCode::Socket, UNRESPONSIVE.to_string()));
+            return true;
+        }
+        let every = self.pool.opts().h2.ping_interval.unwrap_or_default();
+        timer.as_mut().reset(Instant::now() + every);
+        let _ = timer.as_mut().poll(cx);
+        if pp.send_ping(Ping::opaque()).is_ok() {
+            *waiting = true;
+        }
+        false
     }
 
     /// The session takes no more work: the pool hears `disconnect` now, so queued requests get a

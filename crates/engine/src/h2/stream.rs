@@ -6,14 +6,15 @@ use super::response::{describe, head, header_block, unprocessed};
 use crate::error::ErrorCode;
 use crate::events::{self, Writer};
 use crate::owner::ConnOwner;
-use crate::request::{ReqCtl, Request};
+use crate::request::{flags, ReqCtl, Request};
 use bytes::Bytes;
 use ::h2::client::ResponseFuture;
 use ::h2::{Reason, RecvStream, SendStream};
 use std::collections::VecDeque;
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, OnceLock};
 use std::task::{Context, Poll};
 use std::time::Duration;
 use crate::driver::Timer;
@@ -23,8 +24,19 @@ use tokio::time::Instant;
 pub(crate) enum Outcome {
     /// Settled: its events are sent (or none are owed, as after an abort).
     Done,
-    /// The server did not process it (GOAWAY below its id, REFUSED_STREAM): it may be re-sent.
-    Unprocessed(Request),
+    /// The server did not process it (GOAWAY below its id, REFUSED_STREAM) and its body can be
+    /// sent again: it may be re-sent, else it fails with this error.
+    Unprocessed(Request, ErrorCode, String),
+}
+
+/// What a session and its streams tell each other besides a stream's outcome.
+#[derive(Default)]
+pub(crate) struct Signals {
+    /// Set by the session when it tears its streams down: what they fail with (see `Drop`).
+    pub teardown: OnceLock<(ErrorCode, String)>,
+    /// Set by a stream the server's GOAWAY failed. The h2 crate would still open streams on the
+    /// session, which the server ignores: the session must take no more work.
+    pub goaway: AtomicBool,
 }
 
 /// Where the request body stands.
@@ -60,6 +72,10 @@ pub(crate) struct Stream {
     settled: bool,
     /// `expect: 100-continue` was sent: the body waits for the server's 100.
     awaiting_continue: bool,
+    /// What this stream and its session tell each other.
+    pub(crate) signals: Arc<Signals>,
+    /// A fixed body, kept for sending the request again if the server does not process it.
+    replay_body: Option<Bytes>,
 }
 
 impl Stream {
@@ -72,9 +88,14 @@ impl Stream {
         piped: Option<Option<u64>>,
         awaiting_continue: bool,
     ) -> Stream {
+        let mut replay_body = None;
         let body = match (piped, req.body.take()) {
             (Some(remaining), _) => Body::Piped { chunks: VecDeque::new(), remaining },
-            (None, Some(b)) if !b.is_empty() => Body::Sending { chunks: VecDeque::from([Bytes::from(b)]), end: true },
+            (None, Some(b)) if !b.is_empty() => {
+                let b = Bytes::from(b);
+                replay_body = Some(b.clone());
+                Body::Sending { chunks: VecDeque::from([b]), end: true }
+            }
             _ => Body::Done,
         };
         let mut s = Stream {
@@ -96,6 +117,8 @@ impl Stream {
             was_paused: false,
             settled: false,
             awaiting_continue,
+            signals: Arc::default(),
+            replay_body,
         };
         if !matches!(s.body, Body::Piped { .. }) {
             s.arm(s.headers_timeout);
@@ -334,13 +357,19 @@ impl Stream {
     }
 
     fn failed(&mut self, e: &::h2::Error) -> Outcome {
-        if unprocessed(e) {
-            if let Some(req) = self.req.take() {
-                self.settled = true;
-                return Outcome::Unprocessed(req);
-            }
+        if e.is_go_away() && e.is_remote() {
+            self.signals.goaway.store(true, Ordering::Relaxed);
         }
-        let (code, msg) = describe(e);
+        let (code, msg) = refusal(e);
+        // A streamed body was consumed as it went: it cannot be sent again (undici replays only
+        // bodies it holds whole).
+        let replayable = self.req.as_ref().is_some_and(|r| !r.has(flags::STREAM_BODY));
+        if unprocessed(e) && replayable {
+            let mut req = self.req.take().expect("checked above");
+            req.body = self.replay_body.take().map(|b| b.to_vec());
+            self.settled = true;
+            return Outcome::Unprocessed(req, code, msg);
+        }
         self.error(code, &msg)
     }
 
@@ -366,6 +395,15 @@ impl Stream {
     }
 }
 
+/// How a stream failure reads: a GOAWAY with NO_ERROR (a graceful shutdown that did not take the
+/// stream) is informational, as undici's `HTTP/2: "GOAWAY" frame received with code 0`.
+fn refusal(e: &::h2::Error) -> (ErrorCode, String) {
+    if e.is_go_away() && e.is_remote() && e.reason() == Some(Reason::NO_ERROR) {
+        return (ErrorCode::Info, "HTTP/2: \"GOAWAY\" frame received with code 0".to_string());
+    }
+    describe(e)
+}
+
 impl Drop for Stream {
     /// Torn down with the session (destroy, a panic): a stream still owed events fails, rather
     /// than leave JS waiting.
@@ -374,7 +412,8 @@ impl Drop for Stream {
             let id = self.id;
             self.pool.shared().forget(id);
             if !self.ctl.aborted() && !self.pool.destroyed() {
-                self.pool.shared().emit(|w| w.error(events::ERROR, id, ErrorCode::Socket, "", "HTTP/2: the session closed"));
+                let (code, msg) = self.signals.teardown.get().cloned().unwrap_or((ErrorCode::Socket, "HTTP/2: the session closed".into()));
+                self.pool.shared().emit(|w| w.error(events::ERROR, id, code, "", &msg));
             }
         }
     }
