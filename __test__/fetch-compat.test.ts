@@ -193,3 +193,92 @@ describe('the request headers fetch adds', () => {
     expect((await sent(url, { headers: { host: 'elsewhere.example' } })).host).toBe(new URL(url).host);
   });
 });
+
+describe('Referer and referrer policies', () => {
+  /** Redirects /redirect to /target (with `policy` as its Referrer-Policy) and reports the Referer /target got. */
+  async function redirecting(policy: string | null): Promise<{ origin: string; referer: Promise<string | undefined> }> {
+    let got!: (value: string | undefined) => void;
+    const referer = new Promise<string | undefined>((resolve) => (got = resolve));
+    const srv = await serve((req, res) => {
+      if (req.url === '/redirect') {
+        res.writeHead(302, { location: '/target', ...(policy === null ? {} : { 'referrer-policy': policy }) });
+        res.end();
+        return;
+      }
+      got(req.headers.referer);
+      res.end();
+    });
+    return { origin: srv.origin, referer };
+  }
+
+  // undici's test/fetch/referrrer-policy.js: the redirect's header sets the policy for the next hop.
+  it.each([
+    ['origin, asdas, asdaw34, no-referrer,,', 'no-referrer'],
+    ['origin', 'origin'],
+    ['asdas, origin', 'origin'],
+    ['no-referrer, asdas, origin, 0943sd', 'origin'],
+    ['origin, asdas, asdaw34', 'origin'],
+    [null, 'strict-origin-when-cross-origin'],
+    ['asdasd', 'strict-origin-when-cross-origin'],
+    ['asdasd, asdasa, 12daw,', 'strict-origin-when-cross-origin'],
+    ['no-referrer', 'no-referrer'],
+    ['strict-origin-when-cross-origin', 'strict-origin-when-cross-origin'],
+    ['unsafe-url', 'unsafe-url'],
+  ])('Referrer-Policy %j on the redirect acts as %s', async (policy, expected) => {
+    const { origin, referer } = await redirecting(policy);
+    await fetchWith(`${origin}/redirect`, { referrer: `${origin}/index.html?test=1` });
+    const want = expected === 'no-referrer' ? undefined : expected === 'origin' ? `${origin}/` : `${origin}/index.html?test=1`;
+    expect(await referer).toBe(want);
+  });
+
+  /** The Referer a fetch of `target` sends with `referrer` under `policy`. */
+  async function refererFor(target: string, referrer: string, referrerPolicy: ReferrerPolicy): Promise<string | undefined> {
+    const res = await fetchWith(target, { referrer, referrerPolicy });
+    return ((await res.json()) as { headers: IncomingHttpHeaders }).headers.referer;
+  }
+
+  it('each policy, same-origin and cross-origin, without credentials or fragment', async () => {
+    const srv = await serve((req, res) => res.end(JSON.stringify({ headers: req.headers })));
+    const target = `${srv.origin}/page`;
+    const same = `${srv.origin}/from/here?q=1#frag`;
+    const other = 'http://other.example:8080/from/there?q=2';
+    const cases: [ReferrerPolicy, string | undefined, string | undefined][] = [
+      ['no-referrer', undefined, undefined],
+      ['origin', `${srv.origin}/`, 'http://other.example:8080/'],
+      ['unsafe-url', `${srv.origin}/from/here?q=1`, other],
+      ['same-origin', `${srv.origin}/from/here?q=1`, undefined],
+      ['origin-when-cross-origin', `${srv.origin}/from/here?q=1`, 'http://other.example:8080/'],
+      ['strict-origin', `${srv.origin}/`, 'http://other.example:8080/'],
+      ['strict-origin-when-cross-origin', `${srv.origin}/from/here?q=1`, 'http://other.example:8080/'],
+      ['no-referrer-when-downgrade', `${srv.origin}/from/here?q=1`, other],
+      ['', `${srv.origin}/from/here?q=1`, 'http://other.example:8080/'],
+    ];
+    for (const [policy, fromSame, fromOther] of cases) {
+      expect([policy, await refererFor(target, same, policy)]).toEqual([policy, fromSame]);
+      expect([policy, await refererFor(target, other, policy)]).toEqual([policy, fromOther]);
+    }
+  });
+
+  it('an https referrer is not sent to a plain-http URL that is not trustworthy (a downgrade)', async () => {
+    const srv = await serve((req, res) => res.end(JSON.stringify({ headers: req.headers })));
+    const d = agent().compose(interceptors.dns({ lookup: (_o, _opts, cb) => cb(null, [{ address: '127.0.0.1', family: 4 }]) }));
+    const target = srv.origin.replace('127.0.0.1', 'ferro-test.invalid');
+    const referer = async (referrerPolicy: ReferrerPolicy): Promise<string | undefined> => {
+      const res = await fetch(target, { dispatcher: d, referrer: 'https://secure.example/a?b', referrerPolicy });
+      return ((await res.json()) as { headers: IncomingHttpHeaders }).headers.referer;
+    };
+    expect(await referer('strict-origin-when-cross-origin')).toBeUndefined();
+    expect(await referer('strict-origin')).toBeUndefined();
+    expect(await referer('no-referrer-when-downgrade')).toBeUndefined();
+    expect(await referer('origin')).toBe('https://secure.example/');
+    expect(await referer('unsafe-url')).toBe('https://secure.example/a?b');
+  });
+
+  it('no Referer without a referrer, or with referrer "" ', async () => {
+    const srv = await serve((req, res) => res.end(JSON.stringify({ headers: req.headers })));
+    for (const init of [{}, { referrer: '' }, { referrer: 'about:client' }]) {
+      const res = await fetchWith(srv.origin, init);
+      expect(((await res.json()) as { headers: IncomingHttpHeaders }).headers.referer).toBeUndefined();
+    }
+  });
+});
