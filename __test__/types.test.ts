@@ -15,7 +15,7 @@ import { fileURLToPath } from 'node:url';
 const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
 const here = (rel: string): string => fileURLToPath(new URL(rel, import.meta.url));
 const project = (name: string): string => here(`./types/tsconfig.${name}.json`);
-const shapeFiles = ['errors.ts'].map((f) => here(`./types/${f}`));
+const shapeFiles = ['errors.ts', 'fetch.ts'].map((f) => here(`./types/${f}`));
 
 function run(args: string[]): string {
   const r = spawnSync(process.execPath, [tsc, ...args], { encoding: 'utf8' });
@@ -63,6 +63,10 @@ describe('types', () => {
 
   it('the same file type-checks against ferro', () => {
     expect(typecheck('ferro')).toBe('0\n');
+  }, 60_000);
+
+  it('the shape checks hold against the emitted declarations, lib esnext (no DOM)', () => {
+    expect(consumer(['esnext'])).toBe('0\n');
   }, 60_000);
 
   it('the shape checks hold against the emitted declarations, lib esnext + dom', () => {

@@ -12,7 +12,29 @@ export { MockClient } from './mock/mock-client.js';
 export { MockCallHistory, MockCallHistoryLog } from './mock/mock-call-history.js';
 export { mockErrors } from './mock/mock-errors.js';
 export type { Interceptable, MockInterceptor, MockScope } from './mock/mock-interceptor.js';
-export { fetch, type FetchInit } from './fetch/fetch.js';
+export { fetch, type FetchInit } from './fetch/public-fetch.js';
+export type {
+  BodyInit,
+  BodyMixin,
+  File,
+  FormDataEntryValue,
+  HeadersInit,
+  ReferrerPolicy,
+  RequestCache,
+  RequestCredentials,
+  RequestDestination,
+  RequestDuplex,
+  RequestInfo,
+  RequestInit,
+  RequestMode,
+  RequestRedirect,
+  ResponseInit,
+  ResponseRedirectStatus,
+  ResponseType,
+  SpecIterable,
+  SpecIterableIterator,
+  SpecIterator,
+} from './fetch/fetch-types.js';
 export { installGlobalFetch } from './fetch/global-fetch.js';
 // Node's own WHATWG classes, exported under the names undici uses for its copies (looked up on
 // first use, so that importing ferro does not load Node's fetch).

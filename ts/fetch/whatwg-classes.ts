@@ -5,6 +5,8 @@
 // that looks the class up on first use and forwards everything to it: `new`, statics, `prototype`
 // (so `instanceof` and `extends` see Node's class), name and length.
 
+import type * as T from './fetch-types.js';
+
 type WhatwgName = 'Request' | 'Response' | 'Headers' | 'FormData';
 type AnyConstructor = new (...args: unknown[]) => object;
 
@@ -29,11 +31,12 @@ function lazyClass<C>(name: WhatwgName): C {
   return proxy as unknown as C;
 }
 
-export const Request = lazyClass<typeof globalThis.Request>('Request');
-export type Request = globalThis.Request;
-export const Response = lazyClass<typeof globalThis.Response>('Response');
-export type Response = globalThis.Response;
-export const Headers = lazyClass<typeof globalThis.Headers>('Headers');
-export type Headers = globalThis.Headers;
-export const FormData = lazyClass<typeof globalThis.FormData>('FormData');
-export type FormData = globalThis.FormData;
+// Typed with ferro's own declarations (fetch-types.ts), not the DOM lib's.
+export const Request = lazyClass<T.RequestConstructor>('Request');
+export type Request = T.Request;
+export const Response = lazyClass<T.ResponseConstructor>('Response');
+export type Response = T.Response;
+export const Headers = lazyClass<T.HeadersConstructor>('Headers');
+export type Headers = T.Headers;
+export const FormData = lazyClass<T.FormDataConstructor>('FormData');
+export type FormData = T.FormData;

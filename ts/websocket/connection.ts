@@ -7,6 +7,7 @@ import type { Dispatcher } from '../dispatcher/dispatcher.js';
 import { openHandshake } from './handshake.js';
 import type { WebSocketLimits } from './limits.js';
 import { createCodec, decodeEvents, type CodecSink, type NativeWebSocket } from './native.js';
+import type { HeadersInit } from '../fetch/fetch-types.js';
 
 export const CONNECTING = 0;
 export const OPEN = 1;

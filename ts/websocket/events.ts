@@ -1,5 +1,6 @@
 // The event classes a WebSocket fires (WHATWG HTML §9.3 / WebSockets): MessageEvent, CloseEvent,
 // ErrorEvent. Node has no CloseEvent or ErrorEvent of its own on every supported version.
+import type { EventInit } from '../core/event-types.js';
 
 export interface MessageEventInit<T = unknown> extends EventInit {
   data?: T;

@@ -8,6 +8,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import type { Dispatcher } from '../dispatcher/dispatcher.js';
 import type { DispatchController, DispatchHandler } from '../core/types.js';
 import { extensionOffer } from './native.js';
+import type { HeadersInit } from '../fetch/fetch-types.js';
 
 const ACCEPT_GUID = '258EAFA5-E914-47DA-95CA-C5AB0DC85B11';
 // RFC 7230 token characters.
@@ -134,7 +135,8 @@ class HandshakeHandler implements DispatchHandler {
 export function openHandshake(h: Handshake, settle: Settle): (reason: Error) => void {
   const key = randomBytes(16).toString('base64');
   const headers: Record<string, string> = {};
-  if (h.headers != null) new Headers(h.headers).forEach((value, name) => (headers[name] = value));
+  // Node's Headers joins an array value with ', ', as undici's does for a HeaderRecord.
+  if (h.headers != null) new Headers(h.headers as ConstructorParameters<typeof Headers>[0]).forEach((value, name) => (headers[name] = value));
   headers['sec-websocket-key'] = key;
   headers['sec-websocket-version'] = '13';
   headers['sec-websocket-extensions'] = extensionOffer;

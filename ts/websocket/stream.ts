@@ -7,6 +7,8 @@ import { parseProtocols, parseWebSocketUrl } from './handshake.js';
 import { OPEN, WebSocketConnection, type CloseInfo, type ConnectionHost } from './connection.js';
 import type { WebSocketOptions } from './limits.js';
 import { bytesOf, checkCloseArgs, limitsFor } from './websocket.js';
+import type { HeadersInit } from '../fetch/fetch-types.js';
+import type { BufferSource } from '../core/event-types.js';
 
 /** ferro / undici extras (dispatcher, headers, the receive limits), as for WebSocket. */
 export interface WebSocketStreamOptions extends WebSocketOptions {

@@ -7,6 +7,8 @@ import { CloseEvent, ErrorEvent, MessageEvent } from './events.js';
 import { parseProtocols, parseWebSocketUrl } from './handshake.js';
 import { CLOSED, CLOSING, CONNECTING, OPEN, WebSocketConnection, type CloseInfo, type ConnectionHost } from './connection.js';
 import { dispatcherLimits, resolveLimits, type WebSocketLimits, type WebSocketOptions } from './limits.js';
+import type { HeadersInit } from '../fetch/fetch-types.js';
+import type { AddEventListenerOptions, EventListenerOrEventListenerObject } from '../core/event-types.js';
 
 export type BinaryType = 'blob' | 'arraybuffer';
 
