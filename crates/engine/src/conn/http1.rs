@@ -351,12 +351,14 @@ impl Http1 {
             let item = match self.decoder.decode(&mut self.bufs.rbuf) {
                 Ok(Some(item)) => item,
                 Ok(None) => break,
+                // With no request waiting, whatever the bytes were, nobody asked for them.
+                Err(_) if self.pipe.inflight.is_empty() => return Err(unsolicited()),
                 Err(e) => {
                     return Err(End::Failed { code: ErrorCode::from_decode(&e), errno: "", message: e.to_string() })
                 }
             };
             let Some(front) = self.pipe.inflight.front_mut() else {
-                return Err(End::Failed { code: ErrorCode::Parser, errno: "", message: "response without a request".into() });
+                return Err(unsolicited());
             };
             if !front.started {
                 // Its response begins here: it must not have been read before the request went out.
@@ -563,10 +565,11 @@ impl Drop for Http1 {
     }
 }
 
-/// A response that began before its request was sent: the server is out of step (or smuggling).
-/// The connection's fault, not the response's: an idempotent request is re-sent on another one.
+/// A response that began before its request was sent (or with none waiting): the server is out of
+/// step, or smuggling. The connection's fault, not the response's: an idempotent request is re-sent
+/// on another one. undici's error for it, word for word (a SocketError).
 fn unsolicited() -> End {
-    End::Failed { code: ErrorCode::Socket, errno: "", message: "bad response: it arrived before the request was sent".into() }
+    End::Failed { code: ErrorCode::Socket, errno: "", message: "bad response".into() }
 }
 
 fn mismatch() -> End {
