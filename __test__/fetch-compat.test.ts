@@ -282,3 +282,42 @@ describe('Referer and referrer policies', () => {
     }
   });
 });
+
+describe('content codings (undici’s test/fetch/encoding.js)', () => {
+  const text = 'Hello, World!';
+
+  it('a chain of codings is undone last-applied first, whatever the header’s case', async () => {
+    // deflate applied first, then gzip: "deflate, gzip".
+    const body = zlib.gzipSync(zlib.deflateSync(text));
+    for (const coding of ['deflate, gzip', 'DeFlAtE, GzIp']) {
+      const srv = await serve((_req, res) => {
+        res.writeHead(200, { 'content-encoding': coding, 'content-type': 'text/plain' });
+        res.end(body);
+      });
+      const res = await fetchWith(srv.origin);
+      expect(res.headers.get('content-encoding')).toBe(coding);
+      expect(await res.text()).toBe(text);
+    }
+  });
+
+  it('five codings are decoded; a sixth fails the fetch naming content-encoding', async () => {
+    // gzip layers, not undici's `identity` ones: ferro's limit counts codings that cost work
+    // (docs/compatibility.md).
+    const srv = await serve((req, res) => {
+      const layers = Math.min(Number(req.headers['x-count']), 6);
+      let body = Buffer.from('test');
+      for (let i = 0; i < layers; i++) body = zlib.gzipSync(body);
+      res.writeHead(200, { 'content-encoding': Array(Number(req.headers['x-count'])).fill('gzip').join(', ') });
+      res.end(body);
+    });
+    expect(await (await fetchWith(srv.origin, { headers: { 'x-count': '5' } })).text()).toBe('test');
+    for (const count of ['6', '100']) {
+      const err = await fetchWith(srv.origin, { headers: { 'x-count': count } }).then(
+        () => null,
+        (e: unknown) => e as TypeError,
+      );
+      expect(err).toBeInstanceOf(TypeError);
+      expect(String((err!.cause as Error).message)).toContain('content-encoding');
+    }
+  });
+});
