@@ -61,7 +61,7 @@ describe('origin, path and method', () => {
     }
   });
 
-  it('a request head goes out exactly: host first, names lowercased, values untouched', async () => {
+  it('a request head goes out exactly: host, connection, then the caller\'s headers, names lowercased, values untouched', async () => {
     const { srv, client } = await echoSetup();
     const req = await sent(client, srv, {
       path: '/',
@@ -70,14 +70,14 @@ describe('origin, path and method', () => {
       body: 'hi',
     });
     expect(req.head).toBe(
-      `POST / HTTP/1.1\r\nhost: 127.0.0.1:${srv.port}\r\nx-mixed-case: Value With  Spaces\r\ncontent-type: Text/Plain\r\n` +
-        'connection: keep-alive\r\ncontent-length: 2\r\n\r\n',
+      `POST / HTTP/1.1\r\nhost: 127.0.0.1:${srv.port}\r\nconnection: keep-alive\r\nx-mixed-case: Value With  Spaces\r\n` +
+        'content-type: Text/Plain\r\ncontent-length: 2\r\n\r\n',
     );
   });
 });
 
 describe('headers in every LibHeaders form', () => {
-  const expected = ['host: HOST', 'x-a: 1', 'x-b: two', 'x-list: p', 'x-list: q', 'connection: keep-alive'];
+  const expected = ['host: HOST', 'connection: keep-alive', 'x-a: 1', 'x-b: two', 'x-list: p', 'x-list: q'];
   const check = async (headers: DispatchOptions['headers']) => {
     const { srv, client } = await echoSetup();
     const req = await sent(client, srv, { path: '/', method: 'GET', headers });
@@ -100,7 +100,7 @@ describe('headers in every LibHeaders form', () => {
     const { srv, client } = await echoSetup();
     const h = new Headers([['X-B', 'two'], ['x-a', '1']]);
     const req = await sent(client, srv, { path: '/', method: 'GET', headers: h });
-    expect(lines(req.head)).toEqual([`host: 127.0.0.1:${srv.port}`, 'x-a: 1', 'x-b: two', 'connection: keep-alive']);
+    expect(lines(req.head)).toEqual([`host: 127.0.0.1:${srv.port}`, 'connection: keep-alive', 'x-a: 1', 'x-b: two']);
   });
   it('a custom iterator of pairs', () =>
     check({

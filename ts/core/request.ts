@@ -81,7 +81,7 @@ export interface PackedRequest {
   host: string;
   /** The caller's headers, `name\0value\0...`, plus what the body's form implies. */
   headers: string;
-  /** Headers the request's kind adds (an upgrade's). */
+  /** Headers the request's kind adds (an upgrade's), written right after host as undici does. */
   extra: string;
   /** A buffered body (null with a stream, or no body). */
   body: Buffer | null;

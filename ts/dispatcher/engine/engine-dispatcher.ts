@@ -124,15 +124,17 @@ export class EngineDispatcher extends DispatcherBase implements RequestOwner {
 
   #send(req: EngineRequest, opts: DispatchOptions, p: PackedRequest): void {
     if (req.done) return;
-    let { flags, extra } = p;
+    let { flags } = p;
     // Diagnostics channels and NODE_DEBUG (core/diagnostics.ts): null unless someone listens.
     const trace = observeRequest(this.#origin, opts, p.path, p.host, p.headers, p.body, p.stream !== null);
+    let added = '';
     if (trace !== null) {
       req.trace = trace;
       flags |= RequestFlag.OBSERVE;
-      extra += trace.takeAddedHeaders();
+      added = trace.takeAddedHeaders();
     }
-    const head = `${p.method}\0${p.path}\0host\0${p.host}\0${p.headers}${extra}`;
+    // undici's order on the wire: host, connection (the engine's, or an upgrade's), the rest.
+    const head = `${p.method}\0${p.path}\0host\0${p.host}\0${p.extra}${p.headers}${added}`;
     const headersTimeout = opts.headersTimeout ?? this.#headersTimeout;
     const bodyTimeout = opts.bodyTimeout ?? this.#bodyTimeout;
     req.start();

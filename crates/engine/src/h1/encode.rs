@@ -134,9 +134,10 @@ fn push_hex(out: &mut Vec<u8>, mut n: u64) {
 
 /// Encodes a request head from the packed `METHOD\0PATH\0name\0value...` form.
 ///
-/// Header pairs are written in the given order, followed by `connection` (`close` when `reset`;
-/// none when the packed fields carry their own, as upgrade requests do: `connection: upgrade`)
-/// and the framing header. On error `out` is restored to its previous length.
+/// Header pairs are written in the given order, undici's: a leading `host` pair, then
+/// `connection` (`close` when `reset`), then the rest, then the framing header. A `connection`
+/// pair right after `host` replaces the default line, as an upgrade's `connection: upgrade` does.
+/// On error `out` is restored to its previous length.
 pub fn encode_request_head(
     packed: &str,
     framing: BodyFraming,
@@ -181,7 +182,9 @@ fn write_head(
     }
     out.extend_from_slice(b" HTTP/1.1\r\n");
 
-    let mut has_connection = false;
+    // The default `connection` line is still to be written (it goes after a leading `host`).
+    let mut connection_due = true;
+    let mut first = true;
     while let Some(name) = fields.next() {
         let value = match fields.next() {
             Some(v) => v,
@@ -195,7 +198,13 @@ fn write_head(
         if !is_valid_value(value.as_bytes()) {
             return Err(EncodeError::InvalidHeaderValue(name.to_owned()));
         }
-        has_connection |= name == "connection";
+        if connection_due && !(first && name == "host") {
+            if name != "connection" {
+                push_connection(out, reset);
+            }
+            connection_due = false;
+        }
+        first = false;
         out.extend_from_slice(name.as_bytes());
         out.extend_from_slice(b": ");
         if !push_latin1(out, value) {
@@ -204,12 +213,8 @@ fn write_head(
         out.extend_from_slice(b"\r\n");
     }
 
-    if !has_connection {
-        out.extend_from_slice(if reset {
-            b"connection: close\r\n".as_slice()
-        } else {
-            b"connection: keep-alive\r\n".as_slice()
-        });
+    if connection_due {
+        push_connection(out, reset);
     }
     match framing {
         BodyFraming::None => {}
@@ -226,6 +231,14 @@ fn write_head(
         head: method == b"HEAD",
         connect: method == b"CONNECT",
     })
+}
+
+fn push_connection(out: &mut Vec<u8>, reset: bool) {
+    out.extend_from_slice(if reset {
+        b"connection: close\r\n".as_slice()
+    } else {
+        b"connection: keep-alive\r\n".as_slice()
+    });
 }
 
 /// Appends one chunk of a chunked body. Empty data writes nothing: a zero-size chunk would end
@@ -265,7 +278,7 @@ mod tests {
         .unwrap();
         assert_eq!(
             s,
-            "GET /index.html?a=1 HTTP/1.1\r\nhost: example.com\r\naccept: */*\r\nconnection: keep-alive\r\n\r\n"
+            "GET /index.html?a=1 HTTP/1.1\r\nhost: example.com\r\nconnection: keep-alive\r\naccept: */*\r\n\r\n"
         );
         assert_eq!(k, RequestKind::default());
     }
@@ -287,7 +300,7 @@ mod tests {
         let (s, _) = enc("GET\0/\0host\0h\0x-empty\0", BodyFraming::None, false).unwrap();
         assert_eq!(
             s,
-            "GET / HTTP/1.1\r\nhost: h\r\nx-empty: \r\nconnection: keep-alive\r\n\r\n"
+            "GET / HTTP/1.1\r\nhost: h\r\nconnection: keep-alive\r\nx-empty: \r\n\r\n"
         );
         let (s2, _) = enc("GET\0/\0host\0h\0x-empty\0\0", BodyFraming::None, false).unwrap();
         assert_eq!(s, s2);
@@ -303,7 +316,7 @@ mod tests {
         .unwrap();
         assert_eq!(
             s,
-            "POST /submit HTTP/1.1\r\nhost: a.b\r\ncontent-type: text/plain\r\nconnection: keep-alive\r\ncontent-length: 12\r\n\r\n"
+            "POST /submit HTTP/1.1\r\nhost: a.b\r\nconnection: keep-alive\r\ncontent-type: text/plain\r\ncontent-length: 12\r\n\r\n"
         );
         assert_eq!(k, RequestKind::default());
         let (s, _) = enc("PUT\0/\0host\0a", BodyFraming::Length(0), false).unwrap();
@@ -324,9 +337,25 @@ mod tests {
     #[test]
     fn explicit_connection_header_replaces_the_default() {
         let mut out = Vec::new();
-        encode_request_head("GET\0/ws\0host\0h\0connection\0upgrade\0upgrade\0websocket\0", BodyFraming::None, false, &mut out)
+        encode_request_head("GET\0/ws\0host\0h\0connection\0upgrade\0upgrade\0websocket\0x-a\01\0", BodyFraming::None, false, &mut out)
             .unwrap();
-        assert_eq!(out, b"GET /ws HTTP/1.1\r\nhost: h\r\nconnection: upgrade\r\nupgrade: websocket\r\n\r\n");
+        assert_eq!(out, b"GET /ws HTTP/1.1\r\nhost: h\r\nconnection: upgrade\r\nupgrade: websocket\r\nx-a: 1\r\n\r\n");
+    }
+
+    #[test]
+    fn connection_goes_after_host_whatever_follows() {
+        // undici's order: host, connection, the caller's headers, the framing header.
+        let (s, _) = enc("PUT\0/\0host\0h\0x-a\01\0x-b\02", BodyFraming::Length(3), true).unwrap();
+        assert_eq!(
+            s,
+            "PUT / HTTP/1.1\r\nhost: h\r\nconnection: close\r\nx-a: 1\r\nx-b: 2\r\ncontent-length: 3\r\n\r\n"
+        );
+        // Without a host pair it leads the headers.
+        let (s, _) = enc("GET\0/\0x-a\01", BodyFraming::None, false).unwrap();
+        assert_eq!(s, "GET / HTTP/1.1\r\nconnection: keep-alive\r\nx-a: 1\r\n\r\n");
+        // A host pair later on is just a header: the default still leads.
+        let (s, _) = enc("GET\0/\0x-a\01\0host\0h", BodyFraming::None, false).unwrap();
+        assert_eq!(s, "GET / HTTP/1.1\r\nconnection: keep-alive\r\nx-a: 1\r\nhost: h\r\n\r\n");
     }
 
     #[test]
