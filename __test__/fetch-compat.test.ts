@@ -7,7 +7,7 @@ import https from 'node:https';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { IncomingHttpHeaders } from 'node:http';
-import { Agent, interceptors } from '../ts/index.js';
+import { Agent, interceptors, setGlobalOrigin } from '../ts/index.js';
 import { fetch, type FetchInit } from '../ts/fetch/fetch.js';
 import * as servers from './fixtures/servers.js';
 import { useCleanup } from './fixtures/cleanup.js';
@@ -272,6 +272,24 @@ describe('Referer and referrer policies', () => {
     expect(await referer('no-referrer-when-downgrade')).toBeUndefined();
     expect(await referer('origin')).toBe('https://secure.example/');
     expect(await referer('unsafe-url')).toBe('https://secure.example/a?b');
+  });
+
+  it('with a global origin, a request that names no referrer has it as its referrer', async () => {
+    const srv = await serve((req, res) => res.end(JSON.stringify({ headers: req.headers })));
+    const referer = async (url: string, init: FetchInit = {}): Promise<string | undefined> =>
+      ((await (await fetchWith(url, init)).json()) as { headers: IncomingHttpHeaders }).headers.referer;
+    setGlobalOrigin(`${srv.origin}/base/page?x=1#f`);
+    try {
+      expect(await referer(`${srv.origin}/t`)).toBe(`${srv.origin}/base/page?x=1`);
+      expect(await referer(`${srv.origin}/t`, { headers: { 'x-a': '1' } })).toBe(`${srv.origin}/base/page?x=1`);
+      expect(await referer(`${srv.origin}/t`, { referrerPolicy: 'origin' })).toBe(`${srv.origin}/`);
+      expect(await referer(`${srv.origin}/t`, { referrer: '' })).toBeUndefined();
+      // Relative to the global origin.
+      expect(await referer('/t')).toBe(`${srv.origin}/base/page?x=1`);
+    } finally {
+      setGlobalOrigin(undefined);
+    }
+    expect(await referer(`${srv.origin}/t`)).toBeUndefined();
   });
 
   it('no Referer without a referrer, or with referrer "" ', async () => {

@@ -8,6 +8,7 @@ import { kDebugScope, type ScopedOptions } from '../core/diagnostics.js';
 import { createDecoders } from './content-decoding.js';
 import { abortReason, FetchHandler, fetchFailed, headerValue } from './fetch-handler.js';
 import { newFetchResponse } from './fetch-response.js';
+import { getGlobalOrigin } from './global-origin.js';
 import { verifyIntegrity } from './integrity.js';
 import { DEFAULT_REFERRER_POLICY, determineReferrer, parseReferrerPolicy } from './referrer.js';
 import { hopHeaders } from './request-headers.js';
@@ -101,12 +102,18 @@ interface Outgoing {
 const SIMPLE_INIT_KEYS = new Set(['dispatcher', 'method', 'headers', 'signal']);
 
 /**
- * A Request's referrer as the URL it names: null for none ('' is "no-referrer"; "about:client"
- * is the environment's URL, which a process without a global origin does not have).
+ * The referrer of a request that names none ("about:client"): outside a browser the environment's
+ * URL is the global origin, if one is set.
  */
+function clientReferrer(): URL | null {
+  const origin = getGlobalOrigin();
+  return origin === undefined || origin.origin === 'null' ? null : origin;
+}
+
+/** A Request's referrer as the URL it names; null for none ('' is "no-referrer"). */
 function referrerSource(referrer: string): URL | null {
-  if (referrer === '' || referrer === 'about:client') return null;
-  return new URL(referrer);
+  if (referrer === '') return null;
+  return referrer === 'about:client' ? clientReferrer() : new URL(referrer);
 }
 
 /**
@@ -147,7 +154,7 @@ function simpleRequest(input: unknown, init: FetchInit | undefined): Outgoing | 
     redirect: 'follow',
     mode: 'cors',
     cache: 'default',
-    referrer: null,
+    referrer: clientReferrer(),
     referrerPolicy: DEFAULT_REFERRER_POLICY,
     body: null,
     integrity: '',
