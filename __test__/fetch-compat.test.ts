@@ -339,3 +339,22 @@ describe('content codings (undici’s test/fetch/encoding.js)', () => {
     }
   });
 });
+
+describe('request modes across redirects', () => {
+  it('a same-origin request redirected to another origin fails; within its origin it follows', async () => {
+    const other = await serve((_req, res) => res.end('elsewhere'));
+    const srv = await serve((req, res) => {
+      if (req.url === '/away') res.writeHead(302, { location: `${other.origin}/` }).end();
+      else if (req.url === '/near') res.writeHead(302, { location: '/here' }).end();
+      else res.end('here');
+    });
+    const err = await fetchWith(`${srv.origin}/away`, { mode: 'same-origin' }).then(
+      () => null,
+      (e: unknown) => e as TypeError,
+    );
+    expect(err).toBeInstanceOf(TypeError);
+    expect((err!.cause as Error).message).toBe('request mode cannot be "same-origin"');
+    expect(await (await fetchWith(`${srv.origin}/near`, { mode: 'same-origin' })).text()).toBe('here');
+    expect(await (await fetchWith(`${srv.origin}/away`, { mode: 'cors' })).text()).toBe('elsewhere');
+  });
+});

@@ -224,6 +224,8 @@ export async function fetch(input: string | URL | Request, init?: FetchInit): Pr
         throw fetchFailed(err);
       }
       if (!isHttp(next)) throw fetchFailed(new Error('URL scheme must be a HTTP(S) scheme'));
+      // Main fetch: a same-origin request may not be led to another origin than its first URL's.
+      if (mode === 'same-origin' && next.origin !== out.url.origin) throw fetchFailed(new Error('request mode cannot be "same-origin"'));
       referrerPolicy = parseReferrerPolicy(headerValue(head.headers, 'referrer-policy')) || referrerPolicy;
       // A streamed body has been consumed; only a 303 (which drops it) can go on.
       if (head.status !== 303 && body !== null && 'stream' in body) {
