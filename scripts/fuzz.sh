@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# Coverage-guided fuzzing of the codecs (HTTP/1.1, WebSocket frames, content decoders) with AFL++
-# (cargo-afl, stable toolchain).
+# Coverage-guided fuzzing of every place the engine parses peer bytes (HTTP/1.1, WebSocket frames,
+# content decoders, the HTTP/2 session) with AFL++ (cargo-afl, stable toolchain).
 #   scripts/fuzz.sh SECONDS [TARGET...]   run each target (default: all) for SECONDS
 # Targets and their seed corpora live in crates/engine/fuzz; findings go to
-# crates/engine/fuzz/out/<target> (ignored by git). Needs `cargo install cargo-afl`; without it
-# the script says so and exits 0, so CI without AFL still runs everything else.
+# crates/engine/fuzz/out/<target> (ignored by git). Needs cargo-afl (scripts/install-cargo-afl.sh);
+# without it the script says so and fails. Exits non-zero on any crash or hang.
 set -euo pipefail
 cd "$(dirname "$0")/../crates/engine/fuzz"
 secs=${1:-60}
@@ -12,8 +12,8 @@ shift || true
 targets=("$@")
 [ ${#targets[@]} -gt 0 ] || targets=(decode_response encode_head ws_frames decode_body)
 if ! cargo afl --version >/dev/null 2>&1; then
-  echo "fuzz: cargo-afl is not installed (cargo install cargo-afl); skipping"
-  exit 0
+  echo "fuzz: cargo-afl is not installed (scripts/install-cargo-afl.sh installs it)"
+  exit 1
 fi
 export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$PWD/target}
 cargo afl build --release --quiet
