@@ -41,12 +41,15 @@ export function hopHeaders(caller: Headers | null, hop: Hop): string[] {
     if (cached !== undefined) return cached;
   }
 
-  const has = (name: string): boolean => caller !== null && caller.has(name);
+  // The caller's names, gathered while copying: Headers.has validates its argument on every call.
+  const names = new Set<string>();
+  const has = (name: string): boolean => names.has(name);
   const out: [string, string][] = [];
   let acceptEncoding = -1;
   if (caller !== null) {
     for (const pair of caller) {
       const name = pair[0];
+      names.add(name);
       // Host comes from the URL; Sec-Fetch-Mode is always the request's mode.
       if (name === 'host' || (trusted && name === 'sec-fetch-mode')) continue;
       if (name === 'accept-encoding') acceptEncoding = out.length;
