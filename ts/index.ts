@@ -72,3 +72,4 @@ export { getCookies, getSetCookies, setCookie, deleteCookie, parseCookie, type C
 export { parseMIMEType, serializeAMimeType, type MIMEType } from './fetch/mime-type.js';
 export { setGlobalOrigin, getGlobalOrigin } from './fetch/global-origin.js';
 export { util } from './core/parse-headers.js';
+export { H2CClient, type H2CClientOptions } from './dispatcher/h2c-client.js';

@@ -18,10 +18,11 @@ pub struct Head {
     pub head_method: bool,
 }
 
-/// Builds the h2 request head. `authority` is used when the fields carry no `host`;
+/// Builds the h2 request head. `scheme` is the origin's (`http` for h2c, which has no TLS, RFC
+/// 9113 §8.3.1); `authority` is used when the fields carry no `host`;
 /// `content_length` (the body's size when known) is sent as `content-length`; `expect_continue`
 /// adds `expect: 100-continue`.
-pub fn build(packed: &str, authority: &str, content_length: Option<u64>, expect_continue: bool) -> Result<Head, EncodeError> {
+pub fn build(packed: &str, scheme: &str, authority: &str, content_length: Option<u64>, expect_continue: bool) -> Result<Head, EncodeError> {
     let mut fields = packed.split('\0');
     let method = Method::from_bytes(fields.next().unwrap_or("").as_bytes()).map_err(|_| EncodeError::InvalidMethod)?;
     if method == Method::CONNECT {
@@ -66,7 +67,7 @@ pub fn build(packed: &str, authority: &str, content_length: Option<u64>, expect_
     }
     let authority = host.unwrap_or(authority);
     let uri = Uri::builder()
-        .scheme("https")
+        .scheme(scheme)
         .authority(authority)
         .path_and_query(path)
         .build()
@@ -81,9 +82,18 @@ mod tests {
     use super::*;
 
     #[test]
+    fn scheme_is_the_origins() {
+        let h = build("GET\0/\0", "http", "o:80", None, false).unwrap();
+        assert_eq!(h.request.uri().scheme_str(), Some("http"));
+        let h = build("GET\0/\0", "https", "o:443", None, false).unwrap();
+        assert_eq!(h.request.uri().scheme_str(), Some("https"));
+    }
+
+    #[test]
     fn host_becomes_authority_and_connection_fields_are_dropped() {
         let h = build(
             "POST\0/a?b=1\0Host\0example.com:8443\0connection\0keep-alive\0X-Thing\0v\0transfer-encoding\0chunked\0te\0gzip",
+            "https",
             "fallback:1",
             Some(5),
             true,
@@ -103,7 +113,7 @@ mod tests {
 
     #[test]
     fn authority_falls_back_and_te_trailers_stays() {
-        let h = build("HEAD\0/\0te\0trailers\0", "origin.test:443", None, false).unwrap();
+        let h = build("HEAD\0/\0te\0trailers\0", "https", "origin.test:443", None, false).unwrap();
         assert_eq!(h.request.uri().authority().unwrap().as_str(), "origin.test:443");
         assert_eq!(h.request.headers().get("te").unwrap(), "trailers");
         assert!(h.head_method);
@@ -111,25 +121,25 @@ mod tests {
 
     #[test]
     fn duplicates_are_kept_in_order() {
-        let h = build("GET\0/\0a\x001\0A\x002", "o:1", None, false).unwrap();
+        let h = build("GET\0/\0a\x001\0A\x002", "https", "o:1", None, false).unwrap();
         let all: Vec<_> = h.request.headers().get_all("a").iter().map(|v| v.to_str().unwrap()).collect();
         assert_eq!(all, ["1", "2"]);
     }
 
     #[test]
     fn bad_input_is_refused() {
-        assert_eq!(build("G ET\0/", "o:1", None, false).unwrap_err(), EncodeError::InvalidMethod);
-        assert_eq!(build("CONNECT\0o:443", "o:1", None, false).unwrap_err(), EncodeError::InvalidMethod);
-        assert_eq!(build("GET\0/a b", "o:1", None, false).unwrap_err(), EncodeError::InvalidPath);
-        assert_eq!(build("GET", "o:1", None, false).unwrap_err(), EncodeError::Malformed);
-        assert!(matches!(build("GET\0/\0bad name\0v", "o:1", None, false), Err(EncodeError::InvalidHeaderName(_))));
-        assert!(matches!(build("GET\0/\0x\0a\rb", "o:1", None, false), Err(EncodeError::InvalidHeaderValue(_))));
-        assert!(matches!(build("GET\0/\0x\0\u{20ac}", "o:1", None, false), Err(EncodeError::InvalidHeaderValue(_))));
+        assert_eq!(build("G ET\0/", "https", "o:1", None, false).unwrap_err(), EncodeError::InvalidMethod);
+        assert_eq!(build("CONNECT\0o:443", "https", "o:1", None, false).unwrap_err(), EncodeError::InvalidMethod);
+        assert_eq!(build("GET\0/a b", "https", "o:1", None, false).unwrap_err(), EncodeError::InvalidPath);
+        assert_eq!(build("GET", "https", "o:1", None, false).unwrap_err(), EncodeError::Malformed);
+        assert!(matches!(build("GET\0/\0bad name\0v", "https", "o:1", None, false), Err(EncodeError::InvalidHeaderName(_))));
+        assert!(matches!(build("GET\0/\0x\0a\rb", "https", "o:1", None, false), Err(EncodeError::InvalidHeaderValue(_))));
+        assert!(matches!(build("GET\0/\0x\0\u{20ac}", "https", "o:1", None, false), Err(EncodeError::InvalidHeaderValue(_))));
     }
 
     #[test]
     fn values_go_out_as_latin1_bytes() {
-        let h = build("GET\0/\0x\0\u{e5}r\u{ff}\u{80}", "o:1", None, false).unwrap();
+        let h = build("GET\0/\0x\0\u{e5}r\u{ff}\u{80}", "https", "o:1", None, false).unwrap();
         assert_eq!(h.request.headers().get("x").unwrap().as_bytes(), b"\xe5r\xff\x80");
     }
 }
