@@ -1,5 +1,6 @@
 // Public exports, named as in undici so that code switches by changing the import.
-export { Dispatcher, ComposedDispatcher } from './dispatcher/dispatcher.js';
+export { ComposedDispatcher, type DispatcherEvents } from './dispatcher/dispatcher.js';
+export { Dispatcher } from './dispatcher/public-dispatcher.js';
 export { Client, type ClientOptions } from './dispatcher/client.js';
 export { Pool, type PoolOptions } from './dispatcher/pool.js';
 export { Agent, type AgentOptions } from './dispatcher/agent.js';

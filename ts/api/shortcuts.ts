@@ -136,6 +136,16 @@ export function pipeline<TOpaque = null>(
 /** `connect(url, options)`: CONNECT through the dispatcher serving `url`'s origin (a proxy). */
 export function connect<TOpaque = null>(
   url: ShortcutUrl<ConnectOptions<TOpaque>>,
+  options?: ShortcutOptions<ConnectOptions<TOpaque>> | null,
+): Promise<ConnectData<TOpaque>>;
+export function connect<TOpaque = null>(
+  url: ShortcutUrl<ConnectOptions<TOpaque>>,
+  options: ShortcutOptions<ConnectOptions<TOpaque>> | null | undefined,
+  callback: Callback<ConnectData<TOpaque>>,
+): void;
+export function connect<TOpaque = null>(url: ShortcutUrl<ConnectOptions<TOpaque>>, callback: Callback<ConnectData<TOpaque>>): void;
+export function connect<TOpaque = null>(
+  url: ShortcutUrl<ConnectOptions<TOpaque>>,
   options?: ShortcutOptions<ConnectOptions<TOpaque>> | Callback<ConnectData<TOpaque>> | null,
   callback?: Callback<ConnectData<TOpaque>>,
 ): Promise<ConnectData<TOpaque>> | void {
@@ -146,6 +156,16 @@ export function connect<TOpaque = null>(
 }
 
 /** `upgrade(url, options)`: asks the server at `url` to switch protocols. */
+export function upgrade<TOpaque = null>(
+  url: ShortcutUrl<UpgradeOptions>,
+  options?: ShortcutOptions<UpgradeOptions> | null,
+): Promise<UpgradeData<TOpaque>>;
+export function upgrade<TOpaque = null>(
+  url: ShortcutUrl<UpgradeOptions>,
+  options: ShortcutOptions<UpgradeOptions> | null | undefined,
+  callback: Callback<UpgradeData<TOpaque>>,
+): void;
+export function upgrade<TOpaque = null>(url: ShortcutUrl<UpgradeOptions>, callback: Callback<UpgradeData<TOpaque>>): void;
 export function upgrade<TOpaque = null>(
   url: ShortcutUrl<UpgradeOptions>,
   options?: ShortcutOptions<UpgradeOptions> | Callback<UpgradeData<TOpaque>> | null,

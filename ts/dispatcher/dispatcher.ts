@@ -34,7 +34,42 @@ import type {
 import type * as T from '../core/types.js';
 import { checkComposeOrder } from './compose-order.js';
 import { dispatcherLimits, type WebSocketOptions } from '../websocket/limits.js';
+import type { UndiciError } from '../core/errors.js';
 
+/** The events a dispatcher emits and their arguments, as undici types them. */
+export interface DispatcherEvents {
+  connect: (origin: URL, targets: readonly Dispatcher[]) => void;
+  disconnect: (origin: URL, targets: readonly Dispatcher[], error: UndiciError) => void;
+  connectionError: (origin: URL, targets: readonly Dispatcher[], error: UndiciError) => void;
+  drain: (origin: URL) => void;
+}
+type DispatcherEvent = keyof DispatcherEvents;
+/** Any other event, as EventEmitter takes it. */
+type OtherListener = (...args: never[]) => void;
+
+// Typed overloads for the dispatcher events, merged into the class (runtime: EventEmitter's own).
+export interface Dispatcher {
+  on<E extends DispatcherEvent>(event: E, listener: DispatcherEvents[E]): this;
+  on(event: string | symbol, listener: OtherListener): this;
+  once<E extends DispatcherEvent>(event: E, listener: DispatcherEvents[E]): this;
+  once(event: string | symbol, listener: OtherListener): this;
+  off<E extends DispatcherEvent>(event: E, listener: DispatcherEvents[E]): this;
+  off(event: string | symbol, listener: OtherListener): this;
+  addListener<E extends DispatcherEvent>(event: E, listener: DispatcherEvents[E]): this;
+  addListener(event: string | symbol, listener: OtherListener): this;
+  removeListener<E extends DispatcherEvent>(event: E, listener: DispatcherEvents[E]): this;
+  removeListener(event: string | symbol, listener: OtherListener): this;
+  prependListener<E extends DispatcherEvent>(event: E, listener: DispatcherEvents[E]): this;
+  prependListener(event: string | symbol, listener: OtherListener): this;
+  prependOnceListener<E extends DispatcherEvent>(event: E, listener: DispatcherEvents[E]): this;
+  prependOnceListener(event: string | symbol, listener: OtherListener): this;
+  listeners<E extends DispatcherEvent>(event: E): DispatcherEvents[E][];
+  listeners(event: string | symbol): Function[];
+  rawListeners<E extends DispatcherEvent>(event: E): DispatcherEvents[E][];
+  rawListeners(event: string | symbol): Function[];
+  emit<E extends DispatcherEvent>(event: E, ...args: Parameters<DispatcherEvents[E]>): boolean;
+  emit(event: string | symbol, ...args: unknown[]): boolean;
+}
 
 export abstract class Dispatcher extends EventEmitter {
   abstract dispatch(options: DispatchOptions, handler: DispatchHandler): boolean;
@@ -185,6 +220,8 @@ export class ComposedDispatcher extends DelegatingDispatcher {
   }
 }
 
+type ComposedDispatcherInstance = ComposedDispatcher;
+
 // undici's types are reached through the class (`Dispatcher.StreamData`, ...): the same names here.
 export declare namespace Dispatcher {
   export type DispatchOptions = T.DispatchOptions;
@@ -206,5 +243,6 @@ export declare namespace Dispatcher {
   export type ConnectData<TOpaque = null> = TunnelConnectData<TOpaque>;
   export type UpgradeOptions = TunnelUpgradeOptions;
   export type UpgradeData<TOpaque = null> = TunnelUpgradeData<TOpaque>;
+  export type ComposedDispatcher = ComposedDispatcherInstance;
   export type BodyMixin = Pick<BodyReadable, 'arrayBuffer' | 'blob' | 'bytes' | 'json' | 'text' | 'body' | 'bodyUsed'>;
 }
