@@ -74,3 +74,4 @@ export { parseMIMEType, serializeAMimeType, type MIMEType } from './fetch/mime-t
 export { setGlobalOrigin, getGlobalOrigin } from './fetch/global-origin.js';
 export { util } from './core/parse-headers.js';
 export { H2CClient, type H2CClientOptions } from './dispatcher/h2c-client.js';
+export { install } from './fetch/install.js';
