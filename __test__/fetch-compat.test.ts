@@ -358,3 +358,20 @@ describe('request modes across redirects', () => {
     expect(await (await fetchWith(`${srv.origin}/away`, { mode: 'cors' })).text()).toBe('elsewhere');
   });
 });
+
+describe('the request target', () => {
+  // undici's test/fetch/issue-4836.js.
+  it.each([
+    ['/echo', '/echo'],
+    ['/echo?', '/echo?'],
+    ['/echo?a=b', '/echo?a=b'],
+    ['/echo?a=b&c=d', '/echo?a=b&c=d'],
+    ['/echo?#frag', '/echo?'],
+    ['/echo#?', '/echo'],
+    ['/echo#frag?bar', '/echo'],
+  ])('%s is sent as %s, with or without a Request', async (path, expected) => {
+    const srv = await serve((req, res) => res.end(req.url));
+    expect(await (await fetchWith(`${srv.origin}${path}`)).text()).toBe(expected);
+    expect(await (await fetchWith(`${srv.origin}${path}`, { method: 'POST', body: 'x' })).text()).toBe(expected);
+  });
+});

@@ -77,6 +77,17 @@ function locationUrl(location: string, base: URL): URL {
   return new URL(/[^\x20-\x7e]/.test(location) ? Buffer.from(location, 'latin1').toString('utf8') : location, base);
 }
 
+/**
+ * The path and query a URL asks for. An empty query still counts: `/p?` is sent as written (as
+ * undici's fetch sends it), though `search` is '' for it as for no query at all.
+ */
+function requestTarget(url: URL): string {
+  if (url.search !== '') return url.pathname + url.search;
+  const hash = url.href.indexOf('#');
+  const beforeHash = hash === -1 ? url.href : url.href.slice(0, hash);
+  return beforeHash.endsWith('?') ? `${url.pathname}?` : url.pathname;
+}
+
 function isHttp(url: URL): boolean {
   return url.protocol === 'http:' || url.protocol === 'https:';
 }
@@ -199,7 +210,7 @@ export async function fetch(input: string | URL | Request, init?: FetchInit): Pr
       // NODE_DEBUG=fetch prints this request's lines (core/debug.ts).
       [kDebugScope]: 'fetch',
       origin: url.origin,
-      path: url.pathname + url.search,
+      path: requestTarget(url),
       method,
       headers: hopHeaders(headers, { url, method, mode, cache, hasBody: body !== null, referrer }),
       body: body === null ? null : 'bytes' in body ? body.bytes : readStream(body.stream, signal!),
