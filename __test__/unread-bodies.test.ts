@@ -2,10 +2,10 @@
 // connection, so a pool never runs dry; one that is still referenced keeps its data.
 //
 // Each scenario runs in a child process with `gc()` exposed (fixtures/child-gc.ts). Its server
-// sends the first part of each body at once and the rest only once the client holds the whole
-// first part: past the body's 64 KiB high-water mark the client has paused the response by then,
-// so the engine cannot have read it to the end before the pause (which, before the fix, was the
-// only way such a request ever finished). A request that makes no progress for 3 s is a stall.
+// sends the first 128 KiB of each body at once and the rest only once the client holds more than
+// the body's 64 KiB high-water mark: the client has paused the response by then, so the engine
+// cannot have read it to the end before the pause (which, before the fix, was the only way such a
+// request ever finished). A request that makes no progress for 5 s is a stall.
 import { describe, expect, it } from 'vitest';
 import { useChildRuns } from './fixtures/child-run.js';
 import { GC_PRELUDE } from './fixtures/child-gc.js';
@@ -13,34 +13,49 @@ import { GC_PRELUDE } from './fixtures/child-gc.js';
 const runChild = useChildRuns();
 
 /**
- * In scope for a scenario: `serve(first, total)` starts the server (resolves to its origin) and
- * counts its `connections`; `unread(dispatcher, path)` makes a request, waits until its body is
+ * In scope for a scenario: `serve(first, total, protocol)` starts an HTTP/1.1 or h2c server
+ * (resolves to its origin) and counts its `connections`; `unread(dispatcher, path)` makes a request, waits until its body is
  * paused and lets the server send the rest, then drops the body; `unreadMany(dispatcher, count,
- * callers)` does that `count` times from `callers` concurrent loops, each request allowed 3 s;
+ * callers)` does that `count` times from `callers` concurrent loops, each request allowed 5 s;
  * `finish(dispatcher, result)` destroys the dispatcher and prints the outcome. A full collection
- * runs every 10 ms throughout.
+ * runs every 25 ms throughout.
  */
 const SCENARIO = `${GC_PRELUDE}
   const http = await import('node:http');
-  let first = 0;
+  const http2 = await import('node:http2');
+  let first = null;
   let rest = null;
   let connections = 0;
+  const sockets = new Set();
   const waiting = new Map();
-  const server = http.createServer((req, res) => {
-    res.writeHead(200, { 'content-length': first + rest.length });
-    res.write(Buffer.alloc(first, 97));
+  const h1 = http.createServer((req, res) => {
+    res.writeHead(200, { 'content-length': first.length + rest.length });
+    res.write(first);
     waiting.set(req.url, res);
   });
-  server.on('connection', () => connections++);
-  async function serve(firstBytes, total) {
-    first = firstBytes;
+  const h2c = http2.createServer();
+  h2c.on('stream', (stream, headers) => {
+    // Torn down with its session when the scenario ends.
+    stream.on('error', () => {});
+    stream.respond({ ':status': 200, 'content-length': first.length + rest.length });
+    stream.write(first);
+    waiting.set(headers[':path'], stream);
+  });
+  let server = h1;
+  async function serve(firstBytes, total, protocol = 'h1') {
+    first = Buffer.alloc(firstBytes, 97);
     rest = Buffer.alloc(total - firstBytes, 98);
+    server = protocol === 'h2c' ? h2c : h1;
+    server.on('connection', (socket) => {
+      connections++;
+      sockets.add(socket);
+    });
     await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
     return 'http://127.0.0.1:' + server.address().port;
   }
   async function paused(body) {
-    // The body holds the whole first part: it went past its high-water mark, so the client paused.
-    while (body.readableLength < first) await new Promise(setImmediate);
+    // Past its 64 KiB high-water mark: the client paused the response as the chunk went in.
+    while (body.readableLength <= 64 * 1024 && !finished) await new Promise(setImmediate);
   }
   function sendRest(path) {
     waiting.get(path).end(rest);
@@ -55,7 +70,7 @@ const SCENARIO = `${GC_PRELUDE}
   function within(promise) {
     let timer;
     const stall = new Promise((_, reject) => {
-      timer = setTimeout(() => reject(new Error('stalled')), 3000);
+      timer = setTimeout(() => reject(new Error('stalled')), 5000);
     });
     return Promise.race([promise, stall]).finally(() => clearTimeout(timer));
   }
@@ -74,11 +89,14 @@ const SCENARIO = `${GC_PRELUDE}
       return { completed, error: err.message };
     }
   }
-  const collector = setInterval(() => gc(), 10);
+  const collector = setInterval(() => gc(), 25);
+  // Ends the waits of requests that stalled, so the child can exit.
+  let finished = false;
   async function finish(dispatcher, result) {
+    finished = true;
     await dispatcher.destroy();
     clearInterval(collector);
-    server.closeAllConnections();
+    for (const socket of sockets) socket.destroy();
     server.close();
     console.log(JSON.stringify({ ...result, connections }));
   }
@@ -100,18 +118,27 @@ describe('response bodies nobody reads', () => {
     const outcome = await scenario(`
       const origin = await serve(128 * 1024, 256 * 1024);
       const client = new ferro.Client(origin);
-      await finish(client, await unreadMany(client, 24, 1));
+      await finish(client, await unreadMany(client, 12, 1));
     `);
-    expect(outcome).toEqual({ completed: 24, connections: 1 });
+    expect(outcome).toEqual({ completed: 12, connections: 1 });
   });
 
   it('a Pool of 2 connections under 8 concurrent callers completes every request', async () => {
     const outcome = await scenario(`
       const origin = await serve(128 * 1024, 256 * 1024);
       const pool = new ferro.Pool(origin, { connections: 2 });
-      await finish(pool, await unreadMany(pool, 48, 8));
+      await finish(pool, await unreadMany(pool, 24, 8));
     `);
-    expect(outcome).toEqual({ completed: 48, connections: 2 });
+    expect(outcome).toEqual({ completed: 24, connections: 2 });
+  });
+
+  it('HTTP/2 (h2c): each stream whose body is collected unread is released; the session goes on', async () => {
+    const outcome = await scenario(`
+      const origin = await serve(128 * 1024, 256 * 1024, 'h2c');
+      const client = new ferro.Client(origin, { h2Options: { useH2c: true } });
+      await finish(client, await unreadMany(client, 12, 1));
+    `);
+    expect(outcome).toEqual({ completed: 12, connections: 1 });
   });
 
   it('a collected body with more than 1 MiB still to come aborts its request; the next one gets a new connection', async () => {
