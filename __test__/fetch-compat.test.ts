@@ -375,3 +375,46 @@ describe('the request target', () => {
     expect(await (await fetchWith(`${srv.origin}${path}`, { method: 'POST', body: 'x' })).text()).toBe(expected);
   });
 });
+
+describe('the Origin header', () => {
+  it('none without a global origin, for a POST either (undici issue rsshub-15532)', async () => {
+    const srv = await serve((req, res) => res.end(JSON.stringify({ headers: req.headers })));
+    const res = await fetchWith(srv.origin, { method: 'POST', body: 'x' });
+    expect(((await res.json()) as { headers: IncomingHttpHeaders }).headers.origin).toBeUndefined();
+  });
+
+  it('with a global origin: on requests other than GET/HEAD, by policy, and on cors hops to another origin', async () => {
+    const seen: Record<string, string | undefined> = {};
+    const other = await serve((req, res) => {
+      seen[`other ${req.method}`] = req.headers.origin;
+      res.end();
+    });
+    const srv = await serve((req, res) => {
+      seen[`${req.url} ${req.method}`] = req.headers.origin;
+      if (req.url === '/away') res.writeHead(307, { location: `${other.origin}/` }).end();
+      else res.end();
+    });
+    const drain = async (url: string, init: FetchInit = {}): Promise<void> => void (await (await fetchWith(url, init)).arrayBuffer());
+    setGlobalOrigin('https://app.example');
+    try {
+      await drain(`${srv.origin}/get`);
+      await drain(`${srv.origin}/post`, { method: 'POST', body: 'x', referrerPolicy: 'unsafe-url' });
+      // https global origin, plain http target: a downgrade under the default policy.
+      await drain(`${srv.origin}/down`, { method: 'POST', body: 'x' });
+      await drain(`${srv.origin}/none`, { method: 'PUT', body: 'x', referrerPolicy: 'no-referrer' });
+      await drain(`${srv.origin}/mine`, { method: 'POST', body: 'x', headers: { origin: 'https://mine.example' } });
+      await drain(`${srv.origin}/away`);
+    } finally {
+      setGlobalOrigin(undefined);
+    }
+    expect(seen).toEqual({
+      '/get GET': undefined,
+      '/post POST': 'https://app.example',
+      '/down POST': 'null',
+      '/none PUT': 'null',
+      '/mine POST': 'https://mine.example',
+      '/away GET': undefined,
+      'other GET': 'https://app.example',
+    });
+  });
+});

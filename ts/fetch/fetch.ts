@@ -199,12 +199,16 @@ export async function fetch(input: string | URL | Request, init?: FetchInit): Pr
   if (isAborted(signal)) throw abortReason(signal);
   const dispatcher = init?.dispatcher ?? getGlobalDispatcher();
   let { url, method, headers, body, referrer, referrerPolicy } = out;
+  // Outside a browser a request's origin is the global origin's, if one is set.
+  const requestOrigin = getGlobalOrigin()?.origin ?? null;
+  let crossOrigin = false;
 
   for (let redirects = 0; ; redirects++) {
     if (!isHttp(url)) throw fetchFailed(new Error(`unsupported URL scheme: ${url.protocol}`));
     if (isAborted(signal)) throw abortReason(signal);
     // Each hop cuts the referrer down further, as main fetch does with the request's own.
     if (referrer !== null) referrer = determineReferrer(referrer, referrerPolicy, url);
+    crossOrigin ||= mode === 'cors' && url.origin !== out.url.origin;
     const handler = new FetchHandler(signal);
     const options: DispatchOptions & ScopedOptions = {
       // NODE_DEBUG=fetch prints this request's lines (core/debug.ts).
@@ -212,7 +216,17 @@ export async function fetch(input: string | URL | Request, init?: FetchInit): Pr
       origin: url.origin,
       path: requestTarget(url),
       method,
-      headers: hopHeaders(headers, { url, method, mode, cache, hasBody: body !== null, referrer }),
+      headers: hopHeaders(headers, {
+        url,
+        method,
+        mode,
+        cache,
+        hasBody: body !== null,
+        referrer,
+        referrerPolicy,
+        requestOrigin,
+        crossOrigin,
+      }),
       body: body === null ? null : 'bytes' in body ? body.bytes : readStream(body.stream, signal!),
     };
     try {

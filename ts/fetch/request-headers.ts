@@ -12,6 +12,11 @@ export interface Hop {
   /** The request has a body (any length). */
   hasBody: boolean;
   referrer: URL | null;
+  referrerPolicy: string;
+  /** The origin requests come from (the global origin's); null: none, so no Origin header. */
+  requestOrigin: string | null;
+  /** A cors-mode request has left its first URL's origin (the Fetch standard's "cors" tainting). */
+  crossOrigin: boolean;
 }
 
 // What undici's fetch sends (rather than Node's bundled copy's 'node').
@@ -21,6 +26,24 @@ const ACCEPT_ENCODING_HTTPS = 'br, gzip, deflate, zstd';
 const ACCEPT_ENCODING_HTTP = 'gzip, deflate';
 // Headers that make a "default" cache mode behave as "no-store" (Fetch, HTTP-network-or-cache fetch).
 const CONDITIONAL = ['if-modified-since', 'if-none-match', 'if-unmodified-since', 'if-match', 'if-range'];
+
+/** The Origin header of a hop (Fetch: append a request `Origin` header); null for none. */
+function originHeader(hop: Hop, origin: string): string | null {
+  if (hop.crossOrigin) return origin;
+  if (hop.method === 'GET' || hop.method === 'HEAD') return null;
+  switch (hop.referrerPolicy) {
+    case 'no-referrer':
+      return 'null';
+    case 'no-referrer-when-downgrade':
+    case 'strict-origin':
+    case 'strict-origin-when-cross-origin':
+      return origin.startsWith('https:') && hop.url.protocol !== 'https:' ? 'null' : origin;
+    case 'same-origin':
+      return origin === hop.url.origin ? origin : 'null';
+    default:
+      return origin;
+  }
+}
 
 const byName = (a: [string, string], b: [string, string]): number => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0);
 
@@ -34,7 +57,7 @@ const plain = new Map<string, string[]>();
 export function hopHeaders(caller: Headers | null, hop: Hop): string[] {
   const https = hop.url.protocol === 'https:';
   const trusted = isPotentiallyTrustworthy(hop.url);
-  const simple = caller === null && hop.referrer === null && hop.mode === 'cors' && hop.cache === 'default';
+  const simple = caller === null && hop.referrer === null && hop.requestOrigin === null && hop.mode === 'cors' && hop.cache === 'default';
   const key = simple && !hop.hasBody && (hop.method === 'GET' || hop.method === 'HEAD') ? `${https}${trusted}` : '';
   if (key !== '') {
     const cached = plain.get(key);
@@ -61,6 +84,10 @@ export function hopHeaders(caller: Headers | null, hop: Hop): string[] {
   // A POST or PUT without a body says so; a body's own length the dispatcher sends.
   if (!hop.hasBody && (hop.method === 'POST' || hop.method === 'PUT') && !has('content-length')) out.push(['content-length', '0']);
   if (hop.referrer !== null && !has('referer')) out.push(['referer', hop.referrer.href]);
+  if (hop.requestOrigin !== null && !has('origin')) {
+    const origin = originHeader(hop, hop.requestOrigin);
+    if (origin !== null) out.push(['origin', origin]);
+  }
   if (trusted) out.push(['sec-fetch-mode', hop.mode]);
   if (!has('user-agent')) out.push(['user-agent', USER_AGENT]);
 
