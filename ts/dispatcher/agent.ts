@@ -130,3 +130,8 @@ export class Agent extends DispatcherBase {
     return Promise.all([...this.#dispatchers.values()].map((d) => d.destroy(err)));
   }
 }
+
+// undici's companion type, reached through the class (`Agent.Options`).
+export declare namespace Agent {
+  export type Options = AgentOptions;
+}

@@ -196,3 +196,8 @@ export class BalancedPool extends DispatcherBase {
     return [...this.#upstreams.map((u) => u.dispatcher), ...this.#retiring];
   }
 }
+
+// undici's companion type, reached through the class (`BalancedPool.Options`).
+export declare namespace BalancedPool {
+  export type Options = BalancedPoolOptions;
+}

@@ -1,6 +1,7 @@
 // Client: one connection to one origin (undici's Client), served by the engine.
 import type { UrlObject } from '../core/url.js';
 import { EngineDispatcher, type EngineDispatcherOptions } from './engine/engine-dispatcher.js';
+import type { SocketInfo as ErrorSocketInfo } from '../core/errors.js';
 
 export type ClientOptions = EngineDispatcherOptions;
 
@@ -9,4 +10,10 @@ export class Client extends EngineDispatcher {
     super(url, options ?? {}, 1);
     this.setWebSocketOptions(options?.webSocket);
   }
+}
+
+// undici's companion types, reached through the class (`Client.Options`, `Client.SocketInfo`).
+export declare namespace Client {
+  export type Options = ClientOptions;
+  export type SocketInfo = ErrorSocketInfo;
 }

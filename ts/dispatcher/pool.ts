@@ -8,6 +8,7 @@ import { EngineDispatcher, type EngineDispatcherOptions } from './engine/engine-
 import { RoundRobinPool } from './round-robin-pool.js';
 import type { PoolStats } from './stats.js';
 import type { DispatchHandler, DispatchOptions } from '../core/types.js';
+import type { PoolStats as Stats } from './stats.js';
 
 export interface PoolOptions extends EngineDispatcherOptions {
   /** Maximum connections; null (the default) for no limit. */
@@ -68,4 +69,10 @@ export class Pool extends EngineDispatcher {
     if (this.#clients !== null) void this.#clients.destroy(err).catch(() => {});
     return super.onDestroy(err);
   }
+}
+
+// undici's companion types, reached through the class (`Pool.Options`, `Pool.PoolStats`).
+export declare namespace Pool {
+  export type Options = PoolOptions;
+  export type PoolStats = Stats;
 }

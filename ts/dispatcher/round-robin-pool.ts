@@ -11,6 +11,7 @@ import { DispatcherBase } from './dispatcher-base.js';
 import { addStats, emptyStats, type PoolStats } from './stats.js';
 import type { DispatchHandler, DispatchOptions } from '../core/types.js';
 import { spread } from '../core/spread.js';
+import type { PoolStats as Stats } from './stats.js';
 
 export interface RoundRobinPoolOptions extends ClientOptions {
   /** Makes each Client; default `new Client(origin, opts)`. */
@@ -216,4 +217,10 @@ export class RoundRobinPool extends DispatcherBase {
       for (const w of this.#closeWaiters.splice(0)) w();
     });
   }
+}
+
+// undici's companion types, reached through the class (`RoundRobinPool.Options`, …).
+export declare namespace RoundRobinPool {
+  export type Options = RoundRobinPoolOptions;
+  export type RoundRobinPoolStats = Stats;
 }

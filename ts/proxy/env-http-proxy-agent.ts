@@ -62,3 +62,8 @@ export class EnvHttpProxyAgent extends RoutingDispatcher {
     return target.dispatch(opts, handler);
   }
 }
+
+// undici's companion type, reached through the class (`EnvHttpProxyAgent.Options`).
+export declare namespace EnvHttpProxyAgent {
+  export type Options = EnvHttpProxyAgentOptions;
+}
