@@ -75,3 +75,4 @@ export { setGlobalOrigin, getGlobalOrigin } from './fetch/global-origin.js';
 export { util } from './core/parse-headers.js';
 export { H2CClient, type H2CClientOptions } from './dispatcher/h2c-client.js';
 export { install } from './fetch/install.js';
+export { caches, type CacheStorage, type Cache, type CacheQueryOptions, type MultiCacheQueryOptions } from './fetch/cache-storage.js';
