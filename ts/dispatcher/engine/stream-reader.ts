@@ -9,7 +9,7 @@
 // if the response completed before the body was read, it is paused, our listeners are removed,
 // and it is left to its owner (a proxy's incoming request stays usable: its socket is the proxy's);
 // chunks read ahead and not yet sent (HIGH_WATER at most) are not given back.
-import { IncomingMessage } from 'node:http';
+import { nodeHttp } from '../../core/node-http.js';
 import { RequestAbortedError } from '../../core/errors.js';
 import type { EventStream } from '../../core/request-body.js';
 
@@ -102,7 +102,7 @@ export class StreamReader implements AsyncIterator<unknown> {
       if (s.destroyed !== true && typeof s.destroy === 'function') {
         // An unfinished IncomingMessage destroys its socket with it, and that socket is its
         // server's: detached first (as undici does, nodejs/node#38505), a proxy can still answer.
-        if (s instanceof IncomingMessage) (s as { socket: unknown }).socket = null;
+        if (s instanceof nodeHttp.IncomingMessage) (s as { socket: unknown }).socket = null;
         s.destroy(err);
       }
     }
