@@ -139,7 +139,7 @@ describe('redirect with a one-shot body: limits and other APIs', () => {
   it('pipeline(): a 302 that comes before its body was read is not followed either', async () => {
     // A dispatcher answering every request at once with a 302, before anything reads the body.
     class Redirecting extends Dispatcher {
-      dispatch(opts: DispatchOptions, handler: DispatchHandler): boolean {
+      override dispatch(opts: DispatchOptions, handler: DispatchHandler): boolean {
         const n = Number(opts.path.split('/').pop()) + 1;
         const controller = { resume() {}, pause() {}, abort() {}, paused: false, aborted: false, reason: null, rawHeaders: null, rawTrailers: null };
         handler.onRequestStart?.(controller, {});
@@ -147,8 +147,8 @@ describe('redirect with a one-shot body: limits and other APIs', () => {
         handler.onResponseEnd?.(controller, {});
         return true;
       }
-      async close(): Promise<void> {}
-      async destroy(): Promise<void> {}
+      override async close(): Promise<void> {}
+      override async destroy(): Promise<void> {}
     }
     const seen: string[] = [];
     await streamPipeline(

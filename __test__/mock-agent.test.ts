@@ -71,7 +71,7 @@ describe('new MockAgent(options)', () => {
   it('sends unmatched requests to the given agent', async () => {
     const seen: DispatchOptions[] = [];
     class Recorder extends Dispatcher {
-      dispatch(opts: DispatchOptions, handler: DispatchHandler): boolean {
+      override dispatch(opts: DispatchOptions, handler: DispatchHandler): boolean {
         seen.push(opts);
         const controller = { aborted: false, paused: false, reason: null, rawHeaders: null, rawTrailers: null, abort() {}, pause() {}, resume() {} };
         handler.onRequestStart?.(controller, {});
@@ -79,13 +79,13 @@ describe('new MockAgent(options)', () => {
         handler.onResponseEnd?.(controller, {});
         return true;
       }
-      close(): Promise<void>;
-      close(cb: () => void): void;
-      close(cb?: () => void): Promise<void> | void {
+      override close(): Promise<void>;
+      override close(cb: () => void): void;
+      override close(cb?: () => void): Promise<void> | void {
         if (cb) return cb();
         return Promise.resolve();
       }
-      destroy(): Promise<void> {
+      override destroy(): Promise<void> {
         return Promise.resolve();
       }
     }
