@@ -4,9 +4,9 @@
 // 2. The shape checks (types/errors.ts, …) compile against ferro's *emitted* declarations the way a
 //    user's project would: strict, skipLibCheck off, with lib esnext alone and with dom added.
 //    Each `@ts-expect-error` in them fails the compile when its error does not occur.
-import { beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -56,6 +56,10 @@ describe('types', () => {
     const out = run(['-p', here('../tsconfig.json'), '--emitDeclarationOnly', '--declarationMap', 'false', '--sourceMap', 'false', '--outDir', declDir]);
     expect(out).toBe('0\n');
   }, 120_000);
+
+  afterAll(() => {
+    if (declDir) rmSync(declDir, { recursive: true, force: true });
+  });
 
   it('the usage file is genuine undici code', () => {
     expect(typecheck('undici')).toBe('0\n');
