@@ -10,7 +10,7 @@ cd "$(dirname "$0")/../crates/engine/fuzz"
 secs=${1:-60}
 shift || true
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(decode_response encode_head ws_frames decode_body)
+[ ${#targets[@]} -gt 0 ] || targets=(decode_response encode_head ws_frames decode_body h2_session)
 if ! cargo afl --version >/dev/null 2>&1; then
   echo "fuzz: cargo-afl is not installed (scripts/install-cargo-afl.sh installs it)"
   exit 1

@@ -1,6 +1,7 @@
-// Writes the seed corpora of the ws_frames and decode_body fuzz targets (seeds/<target>/).
+// Writes the seed corpora of the ws_frames, decode_body and h2_session fuzz targets (seeds/<target>/).
 // Run from anywhere: `node crates/engine/fuzz/make-seeds.mjs` (needs the `zstd` command).
-// Input layouts are documented at `check_codec` (ws/check.rs) and `check_decoder` (decode/check.rs).
+// Input layouts are documented at `check_codec` (ws/check.rs), `check_decoder` (decode/check.rs)
+// and `check_session` (h2/check.rs).
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -88,3 +89,61 @@ body('truncated-lenient', [0], { lenient: true, raw: (b) => b.subarray(0, b.leng
 body('gzip-bomb-limited', [0], { limit: 1, payload: Buffer.alloc(200000) });
 body('br-bomb-chained', [2, 0], { limit: 2, payload: Buffer.alloc(500000) });
 body('empty', [2], { raw: () => Buffer.alloc(0) });
+
+// --- h2_session: [config, split seed, server bytes...] ------------------------------------
+// config (see `Setup` in h2/check.rs): bits 0-1 requests (1-3, streams 1, 3, 5), bit 2 the
+// first is HEAD, bit 3 5-byte bodies, bit 4 expect: 100-continue, bit 5 maxResponseSize 64,
+// bit 6 unused, bit 7 pool closing. The server's bytes start with its
+// SETTINGS (the client preface is the client's to send).
+const F = { DATA: 0, HEADERS: 1, RST_STREAM: 3, SETTINGS: 4, PING: 6, GOAWAY: 7, WINDOW_UPDATE: 8, CONTINUATION: 9 };
+const END_STREAM = 1, END_HEADERS = 4, PADDED = 8;
+function h2frame(type, flags, stream, payload = Buffer.alloc(0)) {
+  const p = Buffer.from(payload);
+  const head = Buffer.alloc(9);
+  head.writeUIntBE(p.length, 0, 3);
+  head[3] = type;
+  head[4] = flags;
+  head.writeUInt32BE(stream, 5);
+  return Buffer.concat([head, p]);
+}
+const u32 = (n) => { const b = Buffer.alloc(4); b.writeUInt32BE(n); return b; };
+const settings = (...pairs) => h2frame(F.SETTINGS, 0, 0, Buffer.concat(pairs.map(([id, v]) => Buffer.concat([Buffer.from([0, id]), u32(v)]))));
+// HPACK (RFC 7541), no Huffman: an indexed field; a literal with an indexed name (without
+// indexing); a literal with a new name, added to the dynamic table.
+const indexed = (i) => Buffer.from([0x80 | i]);
+const STATUS_200 = indexed(8);
+const withName = (i, value) => Buffer.concat([Buffer.from([i < 15 ? i : 0x0f, ...(i < 15 ? [] : [i - 15]), value.length]), Buffer.from(value)]);
+const status = (code) => withName(8, String(code));
+const contentLength = (n) => withName(28, String(n));
+const added = (name, value) => Buffer.concat([Buffer.from([0x40, name.length]), Buffer.from(name), Buffer.from([value.length]), Buffer.from(value)]);
+const h2 = (name, config, ...frames) => write('h2_session', name, Buffer.concat([Buffer.from([config, 0x5a]), settings(), ...frames]));
+h2('one-response', 0,
+  h2frame(F.HEADERS, END_HEADERS, 1, Buffer.concat([STATUS_200, contentLength(5)])), h2frame(F.DATA, END_STREAM, 1, 'hello'));
+h2('three-streams-trailers', 2,
+  h2frame(F.HEADERS, END_HEADERS, 1, Buffer.concat([STATUS_200, contentLength(5)])),
+  h2frame(F.HEADERS, END_HEADERS, 3, status(103)),
+  h2frame(F.DATA, END_STREAM, 1, 'hello'),
+  h2frame(F.HEADERS, END_HEADERS, 3, STATUS_200), h2frame(F.DATA, 0, 3, 'hi'),
+  h2frame(F.HEADERS, END_HEADERS | END_STREAM, 3, added('x-t', 'y')),
+  h2frame(F.HEADERS, END_HEADERS | END_STREAM, 5, status(404)));
+h2('expect-continue', 0x18,
+  h2frame(F.HEADERS, END_HEADERS, 1, status(100)), h2frame(F.WINDOW_UPDATE, 0, 1, u32(100)),
+  h2frame(F.HEADERS, END_HEADERS, 1, STATUS_200), h2frame(F.DATA, END_STREAM, 1, 'ok'));
+h2('goaway', 0x82,
+  h2frame(F.HEADERS, END_HEADERS | END_STREAM, 1, STATUS_200), h2frame(F.GOAWAY, 0, 0, Buffer.concat([u32(1), u32(0)])));
+h2('refused-then-retried', 1,
+  h2frame(F.RST_STREAM, 0, 1, u32(7)), h2frame(F.HEADERS, END_HEADERS | END_STREAM, 3, STATUS_200),
+  h2frame(F.HEADERS, END_HEADERS | END_STREAM, 5, STATUS_200));
+h2('reset-no-error-after-body', 0,
+  h2frame(F.HEADERS, END_HEADERS, 1, STATUS_200), h2frame(F.DATA, 0, 1, 'abc'), h2frame(F.RST_STREAM, 0, 1, u32(0)));
+h2('settings-ping-table-continuation', 0,
+  settings([1, 256], [4, 1], [5, 16384]), h2frame(F.SETTINGS, 1, 0), h2frame(F.PING, 0, 0, Buffer.alloc(8, 1)),
+  h2frame(F.WINDOW_UPDATE, 0, 0, u32(1000)),
+  h2frame(F.HEADERS, 0, 1, Buffer.concat([STATUS_200, added('x-a', '1')])),
+  h2frame(F.CONTINUATION, END_HEADERS, 1, Buffer.concat([indexed(62), contentLength(3)])),
+  h2frame(F.DATA, PADDED | END_STREAM, 1, Buffer.concat([Buffer.from([2]), Buffer.from('abc'), Buffer.alloc(2)])));
+h2('body-300-bytes', 0,
+  h2frame(F.HEADERS, END_HEADERS, 1, STATUS_200), h2frame(F.DATA, 0, 1, Buffer.alloc(300, 0x61)), h2frame(F.DATA, END_STREAM, 1));
+h2('head-method', 0x04, h2frame(F.HEADERS, END_HEADERS | END_STREAM, 1, Buffer.concat([STATUS_200, contentLength(100)])));
+h2('over-max-response-size', 0x20,
+  h2frame(F.HEADERS, END_HEADERS, 1, STATUS_200), h2frame(F.DATA, END_STREAM, 1, Buffer.alloc(100, 0x62)));

@@ -7,6 +7,8 @@ mod response;
 pub mod session;
 #[cfg(test)]
 mod session_tests;
+#[cfg(any(test, feature = "fuzzing"))]
+pub mod check;
 mod stream;
 
 pub use options::H2Options;
