@@ -545,6 +545,57 @@ mod tests {
         assert_eq!(a.0.load(Ordering::SeqCst), 0);
     }
 
+    /// A pool of up to 10 connections whose connections may speak h2, with `n` requests queued
+    /// and flushed. Nothing is awaited, so the connection tasks it spawns never run.
+    /// (connections alive, the probing connection), read under one lock.
+    fn probe_state(p: &Pool) -> (usize, Option<u64>) {
+        let st = p.state.lock();
+        (st.live, st.probe)
+    }
+
+    fn probing_pool(n: u32) -> Arc<Pool> {
+        let shared = Shared::new(tokio::runtime::Handle::current(), Arc::new(NullSink), None);
+        let mut opts = PoolOptions::basic(crate::transport::Target::Tcp { host: "127.0.0.1".into(), port: 9 });
+        opts.connections = 10;
+        opts.h2.probe_protocol = true;
+        let p = Pool::new(1, opts, shared);
+        for id in 1..=n {
+            queue(&p, id, flags::IDEMPOTENT);
+        }
+        p.flush();
+        p
+    }
+
+    #[tokio::test]
+    async fn the_first_connection_chooses_its_protocol_before_others_open() {
+        let p = probing_pool(6);
+        assert_eq!(probe_state(&p), (1, Some(0)), "one connection probes");
+        p.flush();
+        p.kick();
+        assert_eq!(p.state.lock().live, 1, "nothing else opens while it does");
+        // HTTP/1.1: the burst fans out, one request being the probe's own.
+        p.connected(0, "h1", "");
+        assert_eq!(probe_state(&p), (6, None));
+
+        let p = probing_pool(6);
+        // h2: nothing more opens; the session takes the burst itself.
+        p.connected(0, "h2", "");
+        assert_eq!(probe_state(&p), (1, None));
+        // Full, it asks for another connection, which probes in turn.
+        p.kick();
+        assert_eq!(probe_state(&p), (2, Some(1)));
+    }
+
+    #[tokio::test]
+    async fn a_probe_that_fails_to_connect_lets_the_next_one_open() {
+        let p = probing_pool(2);
+        p.state.lock().connected = 1; // another connection is up, so the queue is not failed
+        p.connect_failed(0, ErrorCode::Socket, "", "refused");
+        assert_eq!(p.state.lock().probe, None);
+        p.kick();
+        assert_eq!(probe_state(&p), (1, Some(1)));
+    }
+
     #[tokio::test]
     async fn a_destroyed_pool_hands_out_nothing() {
         let p = pool();
