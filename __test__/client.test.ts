@@ -176,11 +176,11 @@ describe('pipelining and framing (exact bytes)', () => {
     await expect(client.request({ path: '/', method: 'GET' })).rejects.toBeInstanceOf(errors.HTTPParserError);
   });
 
-  it('fails a truncated Content-Length body with ResponseContentLengthMismatchError', async () => {
+  it('fails a Content-Length body cut short after `connection: close` with ResponseContentLengthMismatchError', async () => {
     const srv = track(
       await rawServer(async (socket) => {
         await readUntil(socket, (t) => countRequests(t) >= 1);
-        socket.end('HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nabc');
+        socket.end('HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 10\r\n\r\nabc');
       }),
     );
     const client = track(new Client(srv.origin));

@@ -128,8 +128,13 @@ describe('truncated responses', () => {
     expect(err).toBeInstanceOf(errors.SocketError);
   });
 
-  it('closed short of Content-Length → ResponseContentLengthMismatchError', async () => {
+  it('a keep-alive response closed short of Content-Length → SocketError "other side closed"', async () => {
     const err = await firstAnswer(endWith('HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nabc'));
+    expect(err).toMatchObject({ constructor: errors.SocketError, code: 'UND_ERR_SOCKET', message: 'other side closed' });
+  });
+
+  it('a `connection: close` response closed short of Content-Length → ResponseContentLengthMismatchError', async () => {
+    const err = await firstAnswer(endWith('HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 10\r\n\r\nabc'));
     expect(err).toBeInstanceOf(errors.ResponseContentLengthMismatchError);
   });
 });

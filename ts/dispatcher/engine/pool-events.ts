@@ -2,10 +2,14 @@
 // 'disconnect' and 'connectionError' on the dispatcher, the diagnostics channels, and the bridged
 // sockets a pool asks for.
 import type { PoolSink } from '../../native/events.js';
-import { engineError } from '../../native/error-codes.js';
+import { engineError, ErrorCode } from '../../native/error-codes.js';
+import { SocketError } from '../../core/errors.js';
 import { connectionEvents } from '../../core/diagnostics.js';
 import type { Dispatcher } from '../dispatcher.js';
 import { refuseBridge, type Bridge } from './bridged-sockets.js';
+
+/** The engine's message when the peer closed the connection (crates/engine/src/conn/http1.rs). */
+const PEER_CLOSED = 'other side closed';
 
 export class PoolEvents implements PoolSink {
   readonly #origin: URL;
@@ -36,7 +40,10 @@ export class PoolEvents implements PoolSink {
   }
 
   onEngineDisconnected(code: number, message: string): void {
-    this.#dispatcher.emit('disconnect', this.#origin, [this.#dispatcher], engineError(code, '', message));
+    // The engine counts a peer's close of an idle connection as informational (nothing was lost),
+    // undici reports it as SocketError 'other side closed': users branch on that class and code.
+    const err = code === ErrorCode.Info && message === PEER_CLOSED ? new SocketError(message) : engineError(code, '', message);
+    this.#dispatcher.emit('disconnect', this.#origin, [this.#dispatcher], err);
   }
 
   onEngineConnectFailed(code: number, errno: string, message: string): void {

@@ -44,6 +44,9 @@ enum State {
     Length {
         remaining: u64,
         expected: u64,
+        /// The response keeps the connection open: a close before the body's end is then the
+        /// peer going away (`Closed`, undici's "other side closed"), not a framing mismatch.
+        keep_alive: bool,
     },
     ChunkSize,
     ChunkData {
@@ -114,9 +117,11 @@ impl ResponseDecoder {
                     Ok(None)
                 }
             }
+            State::Length { keep_alive: true, .. } => Err(DecodeError::Closed),
             State::Length {
                 remaining,
                 expected,
+                keep_alive: false,
             } => Err(DecodeError::ContentLengthMismatch {
                 expected: *expected,
                 received: expected.saturating_sub(*remaining),
@@ -179,6 +184,7 @@ impl ResponseDecoder {
                 State::Length {
                     remaining,
                     expected,
+                    keep_alive,
                 } => {
                     if buf.is_empty() {
                         return Ok(None);
@@ -190,6 +196,7 @@ impl ResponseDecoder {
                         State::Length {
                             remaining: left,
                             expected,
+                            keep_alive,
                         }
                     };
                     return Ok(Some(Decoded::Data(data)));
@@ -396,6 +403,7 @@ impl ResponseDecoder {
                 State::Length {
                     remaining: n,
                     expected: n,
+                    keep_alive: head.keep_alive,
                 }
             }
         } else {
