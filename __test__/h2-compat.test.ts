@@ -125,19 +125,12 @@ describe('Pool / Agent wait for the first TLS connection to choose its protocol 
   });
 });
 
-/** A plain node:http2 server (h2c) and an Agent of one connection speaking h2c to it. */
-async function h2c(onStream: (stream: ServerHttp2Stream, headers: Record<string, unknown>) => void) {
-  const server = createH2c();
+/** Listens on loopback; at the test's end the server's sockets are destroyed and it is closed. */
+async function listenTracked(server: import('node:net').Server): Promise<number> {
   const sockets = new Set<Socket>();
   server.on('connection', (s: Socket) => {
     sockets.add(s);
     s.on('close', () => sockets.delete(s));
-  });
-  let sessions = 0;
-  server.on('session', () => sessions++);
-  server.on('stream', (stream, headers) => {
-    stream.on('error', () => {});
-    onStream(stream, headers);
   });
   server.listen(0, '127.0.0.1');
   await once(server, 'listening');
@@ -148,8 +141,21 @@ async function h2c(onStream: (stream: ServerHttp2Stream, headers: Record<string,
         server.close(() => resolve());
       }),
   );
+  return (server.address() as AddressInfo).port;
+}
+
+/** A plain node:http2 server (h2c) and an Agent of one connection speaking h2c to it. */
+async function h2c(onStream: (stream: ServerHttp2Stream, headers: Record<string, unknown>) => void) {
+  const server = createH2c();
+  let sessions = 0;
+  server.on('session', () => sessions++);
+  server.on('stream', (stream, headers) => {
+    stream.on('error', () => {});
+    onStream(stream, headers);
+  });
+  const port = await listenTracked(server);
   const dispatcher = cleanup.add(new Agent({ connections: 1, useH2c: true }));
-  return { dispatcher, origin: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, sessions: () => sessions };
+  return { dispatcher, origin: `http://127.0.0.1:${port}`, sessions: () => sessions };
 }
 
 /** Reads a request stream's body whole. */
@@ -295,11 +301,8 @@ describe('HTTP/2: the server sets the stream limit (issue 35 item 27)', () => {
 async function rawH2(onHeaders: (socket: Socket) => void = () => {}) {
   const pings: number[] = [];
   const counts = { headers: 0, connections: 0 };
-  const sockets = new Set<Socket>();
   const server = createNet((socket) => {
-    sockets.add(socket);
     counts.connections++;
-    socket.on('close', () => sockets.delete(socket));
     socket.on('error', () => {});
     // SETTINGS (empty), then SETTINGS with ACK.
     socket.write(Buffer.from([0, 0, 0, 4, 0, 0, 0, 0, 0, 0, 0, 0, 4, 1, 0, 0, 0, 0]));
@@ -324,17 +327,9 @@ async function rawH2(onHeaders: (socket: Socket) => void = () => {}) {
       }
     });
   });
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  cleanup.defer(
-    () =>
-      new Promise<void>((resolve) => {
-        for (const s of sockets) s.destroy();
-        server.close(() => resolve());
-      }),
-  );
+  const port = await listenTracked(server);
   return {
-    origin: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    origin: `http://127.0.0.1:${port}`,
     pings,
     get headers() {
       return counts.headers;
