@@ -43,7 +43,9 @@ export class PoolEvents implements PoolSink {
     // The engine counts a peer's close of an idle connection as informational (nothing was lost),
     // undici reports it as SocketError 'other side closed': users branch on that class and code.
     const err = code === ErrorCode.Info && message === PEER_CLOSED ? new SocketError(message) : engineError(code, '', message);
-    this.#dispatcher.emit('disconnect', this.#origin, [this.#dispatcher], err);
+    // After what the same batch finished: a response's body emits 'end' on later ticks, and
+    // undici's 'disconnect' (a socket 'close') comes after it.
+    setImmediate(() => this.#dispatcher.emit('disconnect', this.#origin, [this.#dispatcher], err));
   }
 
   onEngineConnectFailed(code: number, errno: string, message: string): void {

@@ -1,0 +1,55 @@
+// When 'disconnect' comes, relative to the response body's 'end', and with what error (issue 35
+// item 11): a Keep-Alive hint at or below keepAliveTimeoutThreshold leaves the connection unfit
+// for reuse, so it closes once the response is done, after the body's 'end' has been emitted.
+import { afterEach, describe, expect, it } from 'vitest';
+import { createServer, type Server } from 'node:net';
+import { once } from 'node:events';
+import type { AddressInfo } from 'node:net';
+import { Client, errors } from '../ts/index.js';
+import { Cleanup } from './fixtures/h1.js';
+
+const cleanup = new Cleanup();
+afterEach(() => cleanup.run());
+
+/** A raw server answering every connection with one keep-alive response carrying `hint`. */
+async function hinting(hint: string): Promise<string> {
+  const sockets = new Set<import('node:net').Socket>();
+  const server: Server = createServer((socket) => {
+    sockets.add(socket);
+    socket.on('error', () => {});
+    socket.write(`HTTP/1.1 200 OK\r\nContent-Length: 0\r\nKeep-Alive: ${hint}\r\nConnection: keep-alive\r\n\r\n`);
+  });
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  cleanup.defer(() => new Promise<void>((r) => {
+    for (const s of sockets) s.destroy();
+    server.close(() => r());
+  }));
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+}
+
+describe("'disconnect' after the body's 'end'", () => {
+  for (const [name, hint, opts] of [
+    ['a hint below the default threshold', 'timeout=1s', {}],
+    ['a hint equal to the threshold', 'timeout=1s', { keepAliveTimeoutThreshold: 1000 }],
+  ] as const) {
+    it(name, async () => {
+      const origin = await hinting(hint);
+      const client = cleanup.add(new Client(origin, opts));
+      const order: string[] = [];
+      const disconnected = new Promise<unknown>((resolve) =>
+        client.on('disconnect', (_o, _t, err) => {
+          order.push('disconnect');
+          resolve(err);
+        }),
+      );
+      const { body } = await client.request({ path: '/', method: 'GET' });
+      body.on('end', () => order.push('end'));
+      body.resume();
+      const err = await disconnected;
+      expect(order).toEqual(['end', 'disconnect']);
+      // undici's message is 'reset'; the engine's says 'connection not reusable' (issue 35 item 11 note).
+      expect(err).toBeInstanceOf(errors.InformationalError);
+    });
+  }
+});
