@@ -48,8 +48,8 @@ describe("'disconnect' after the body's 'end'", () => {
       body.resume();
       const err = await disconnected;
       expect(order).toEqual(['end', 'disconnect']);
-      // undici's message is 'reset'; the engine's says 'connection not reusable' (issue 35 item 11 note).
       expect(err).toBeInstanceOf(errors.InformationalError);
+      expect((err as Error).message).toBe('reset');
     });
   }
 });

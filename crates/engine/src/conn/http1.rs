@@ -151,7 +151,7 @@ impl Http1 {
                     return Poll::Ready(End::Clean("closed"));
                 }
                 if self.pipe.no_reuse {
-                    return Poll::Ready(End::Clean("connection not reusable"));
+                    return Poll::Ready(End::Clean("reset"));
                 }
             }
             if !progress {
