@@ -2,7 +2,8 @@
 // them back (spec: SnapshotAgent). record sends every request to the real agent and keeps the
 // response; playback answers from the snapshots only; update plays back what it has and records
 // the rest. Requests excluded from snapshots (excludeUrls, shouldRecord / shouldPlayback saying no)
-// go through the MockAgent as usual: its interceptors, then the network if net connect allows it.
+// go through the MockAgent as usual: its interceptors, then the network if net connect allows it;
+// except in playback mode, where one shouldPlayback refuses is a miss.
 import {
   ClientClosedError,
   ClientDestroyedError,
@@ -93,7 +94,7 @@ function optionalNames(name: string, value: unknown): string[] | undefined {
 function settingsOf(options: SnapshotAgent.Options): Settings {
   const mode = options.mode ?? 'record';
   if (!(MODES as readonly unknown[]).includes(mode)) {
-    fail(`options.mode must be one of 'record', 'playback' or 'update', got ${JSON.stringify(mode) ?? kind(mode)}`);
+    fail(`Invalid snapshot mode: ${String(mode)}. Must be one of: ${MODES.join(', ')}`);
   }
   const { snapshotPath, maxSnapshots = Infinity, flushInterval = DEFAULT_FLUSH_INTERVAL, excludeUrls = [] } = options;
   if (snapshotPath !== undefined && (typeof snapshotPath !== 'string' || snapshotPath === '')) {
@@ -360,7 +361,8 @@ export class SnapshotAgent extends MockAgent {
     const info: SnapshotAgent.RequestInfo = { ...opts, origin };
     const mayPlay = mode !== 'record' && shouldPlayback?.(info) !== false;
     const mayRecord = mode !== 'playback' && shouldRecord?.(info) !== false;
-    if (!mayPlay && !mayRecord) return super.dispatch(opts, handler);
+    // In playback mode a request shouldPlayback refuses is a miss, as undici: never the network.
+    if (!mayPlay && !mayRecord && mode !== 'playback') return super.dispatch(opts, handler);
     const request = storedRequest(opts, url, body, this.#settings.headers);
     const identity = this.#recorder.identify(request);
     if (mayPlay) {
@@ -370,8 +372,8 @@ export class SnapshotAgent extends MockAgent {
         this.#replay(record, handler);
         return true;
       }
-      if (mode === 'playback') throw new MockNotMatchedError(this.#missMessage(request, identity.key));
     }
+    if (mode === 'playback') throw new MockNotMatchedError(this.#missMessage(request, identity.key));
     if (!mayRecord) return super.dispatch(opts, handler);
     this.#history(opts);
     const tee = new RecordingHandler(handler, (response) => this.#keep(request, identity, response));
