@@ -1,5 +1,6 @@
 // connect() (HTTP CONNECT → ConnectData) and upgrade() (101 → UpgradeData): one request whose
 // answer is a socket instead of a body. Any other answer fails with SocketError, as in undici.
+import { AsyncResource } from 'node:async_hooks';
 import type { EventEmitter } from 'node:events';
 import type { Duplex } from 'node:stream';
 import type { IncomingHttpHeaders } from 'node:http';
@@ -128,7 +129,9 @@ function run<T>(
       checkOpts(opts);
       throw new InvalidArgumentError('invalid callback');
     }
-    executor((err, data) => callback(err, data as T));
+    // As undici's AsyncResource: the callback runs in the caller's async context, not the engine's.
+    const resource = new AsyncResource('LIB_TUNNEL');
+    executor((err, data) => resource.runInAsyncScope(callback, null, err, data as T));
     return;
   }
   return new Promise<T>((resolve, reject) => executor((err, data) => (err ? reject(err) : resolve(data as T))));
