@@ -33,7 +33,7 @@ describe('new SnapshotAgent(options)', () => {
   it('rejects an unknown mode, naming the valid ones', () => {
     const make = (): SnapshotAgent => new SnapshotAgent({ mode: 'replay' as SnapshotAgent.Mode });
     expect(make).toThrow(errors.InvalidArgumentError);
-    expect(make).toThrow(`options.mode must be one of 'record', 'playback' or 'update', got "replay"`);
+    expect(make).toThrow('Invalid snapshot mode: replay. Must be one of: record, playback, update');
   });
 
   it('checks every option it takes', () => {

@@ -71,7 +71,7 @@ export function validateRedirectOptions(opts: RedirectOptions): void {
 
 function checkMaxRedirections(maxRedirections: unknown): void {
   if (maxRedirections != null && (!Number.isInteger(maxRedirections) || (maxRedirections as number) < 0)) {
-    throw new InvalidArgumentError('maxRedirections must be a non-negative integer');
+    throw new InvalidArgumentError('maxRedirections must be a positive number');
   }
 }
 
@@ -200,7 +200,7 @@ export class RedirectHandler implements DispatchHandler {
     if (!toGet && isSpent(body, this.#dispatched)) return null;
     if (this.#redirects >= this.maxRedirections) {
       if (!this.#throwOnMax) return null;
-      controller.abort(new MaxRedirectsError(`max redirects (${this.maxRedirections}) reached at ${target.href}`));
+      controller.abort(new MaxRedirectsError()); // undici's bare message
       return undefined;
     }
     const dropContent = toGet || statusCode === 303;

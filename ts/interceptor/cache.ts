@@ -71,12 +71,13 @@ function checkOptions(opts: unknown): asserts opts is CacheInterceptorOptions {
     throw new InvalidArgumentError(`type must be 'shared' or 'private', got ${String(o.type)}`);
   }
   if (o.origins !== undefined) {
-    if (!Array.isArray(o.origins)) throw new InvalidArgumentError('origins must be an array of strings and RegExps');
-    for (const origin of o.origins) {
+    // undici throws a plain TypeError here, with these words.
+    if (!Array.isArray(o.origins)) throw new TypeError(`expected opts.origins to be an array or undefined, got ${typeof o.origins}`);
+    o.origins.forEach((origin: unknown, i) => {
       if (typeof origin !== 'string' && !(origin instanceof RegExp)) {
-        throw new InvalidArgumentError(`origins entries must be strings or RegExps, got ${typeof origin}`);
+        throw new TypeError(`expected opts.origins[${i}] to be a string or RegExp, got ${typeof origin}`);
       }
-    }
+    });
   }
 }
 

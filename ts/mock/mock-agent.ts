@@ -63,10 +63,12 @@ export class MockAgent<TMockAgentOptions extends MockAgent.Options = MockAgent.O
     if (agent != null && (typeof agent !== 'object' || typeof agent.dispatch !== 'function')) {
       throw new InvalidArgumentError('Argument opts.agent must implement Agent');
     }
-    for (const [name, value] of Object.entries({ ignoreTrailingSlash, acceptNonStandardSearchParameters, enableCallHistory })) {
-      if (value !== undefined && typeof value !== 'boolean') {
-        throw new InvalidArgumentError(`options.${name} must be a boolean, got ${kind(value)}`);
-      }
+    if (enableCallHistory !== undefined && typeof enableCallHistory !== 'boolean') {
+      throw new InvalidArgumentError('options.enableCallHistory must to be a boolean'); // undici's words, typo included
+    }
+    // undici does not check these two; ferro does, in the same words.
+    for (const [name, value] of Object.entries({ ignoreTrailingSlash, acceptNonStandardSearchParameters })) {
+      if (value !== undefined && typeof value !== 'boolean') throw new InvalidArgumentError(`options.${name} must be a boolean`);
     }
     this.#real = agent ?? new Agent(agentOptions);
     this.#clientPerOrigin = agentOptions.connections === 1;

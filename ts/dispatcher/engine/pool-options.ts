@@ -1,5 +1,6 @@
 // Client and Pool options (undici's names), checked and turned into the engine pool's
 // configuration plus the few settings the JS side keeps (timeouts, busy capacity, connector).
+import { isIP } from 'node:net';
 import type { PoolConfig } from '../../native/binding.js';
 import type { ConnectFunction, Connector } from '../../core/connector.js';
 import { InvalidArgumentError } from '../../core/errors.js';
@@ -89,7 +90,9 @@ export function engineSettings(origin: URL, opts: EngineDispatcherOptions, conne
   const tls = origin.protocol === 'https:' && (bridged === null || engineTls === true) ? tlsConfig(base, connect) : undefined;
   const connectTimeout = optNumber(base.connectTimeout ?? connect.timeout, 'connectTimeout', 10e3);
   const localAddress = opts.localAddress ?? null;
-  if (localAddress !== null && typeof localAddress !== 'string') throw new InvalidArgumentError('invalid localAddress');
+  if (localAddress !== null && (typeof localAddress !== 'string' || isIP(localAddress) === 0)) {
+    throw new InvalidArgumentError('localAddress must be valid string IP address');
+  }
   const maxResponseSize = opts.maxResponseSize == null ? -1 : optNumber(opts.maxResponseSize, 'maxResponseSize', -1, -1);
   const h2 = h2PoolConfig(opts as Record<string, unknown>);
   // Whether a connection may speak h2: then the first one's ALPN decides before more open (undici

@@ -1,0 +1,61 @@
+// Argument checks throw undici's class with undici's message, word for word (issue 35 item 6).
+// Each row names the undici test that asserts the same message.
+import { createServer } from 'node:http';
+import { once } from 'node:events';
+import type { AddressInfo } from 'node:net';
+import { afterEach, describe, expect, it } from 'vitest';
+import { Agent, Client, MockAgent, SnapshotAgent, errors, interceptors } from '../ts/index.js';
+import { Cleanup } from './fixtures/cleanup.js';
+
+const cleanup = new Cleanup();
+afterEach(() => cleanup.run());
+
+type Row = [name: string, call: () => unknown, cls: new (...a: never[]) => Error, message: string];
+
+const LOCAL = new URL('http://localhost:200');
+
+const rows: Row[] = [
+  // test/interceptors/redirect.js, test/redirect-request.js
+  ['redirect maxRedirections -1', () => interceptors.redirect({ maxRedirections: -1 }), errors.InvalidArgumentError, 'maxRedirections must be a positive number'],
+  ['redirect maxRedirections 1.5', () => interceptors.redirect({ maxRedirections: 1.5 }), errors.InvalidArgumentError, 'maxRedirections must be a positive number'],
+  // test/interceptors/cache.js
+  ['cache origins not an array', () => interceptors.cache({ origins: 'http://example.com' as never }), TypeError, 'expected opts.origins to be an array or undefined, got string'],
+  ['cache origins[0] a number', () => interceptors.cache({ origins: [123] as never }), TypeError, 'expected opts.origins[0] to be a string or RegExp, got number'],
+  // test/mock-agent.js
+  ['MockAgent enableCallHistory', () => new MockAgent({ enableCallHistory: 'hello' as never }), errors.InvalidArgumentError, 'options.enableCallHistory must to be a boolean'],
+  // test/snapshot-testing.js
+  ['SnapshotAgent mode', () => new SnapshotAgent({ mode: 'invalid' as never, snapshotPath: '/tmp/never-written.json' }), errors.InvalidArgumentError, 'Invalid snapshot mode: invalid. Must be one of: record, playback, update'],
+  // test/node-test/client-errors.js 'invalid options throws' (its other rows already matched)
+  ['Client localAddress 123', () => new Client(LOCAL, { localAddress: 123 as never }), errors.InvalidArgumentError, 'localAddress must be valid string IP address'],
+  ['Client localAddress abcd123', () => new Client(LOCAL, { localAddress: 'abcd123' }), errors.InvalidArgumentError, 'localAddress must be valid string IP address'],
+];
+
+describe("argument checks: undici's class and message", () => {
+  it.each(rows)('%s', (_name, call, cls, message) => {
+    let thrown: unknown;
+    try {
+      const made = call() as { close?: () => unknown } | undefined;
+      void made?.close?.();
+    } catch (err) {
+      thrown = err;
+    }
+    expect(thrown).toBeInstanceOf(cls);
+    expect((thrown as Error).message).toBe(message);
+  });
+});
+
+// test/interceptors/redirect.js 'should throw on max redirects': the bare default message.
+it("MaxRedirectsError carries undici's message 'max redirects'", async () => {
+  const server = createServer((req, res) => {
+    res.writeHead(302, { location: req.url === '/1' ? '/2' : '/3' }).end();
+  });
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  cleanup.defer(() => new Promise<void>((done) => server.close(() => done())));
+  const agent = new Agent().compose(interceptors.redirect({ maxRedirections: 1, throwOnMaxRedirect: true }));
+  cleanup.defer(() => agent.close());
+  const { port } = server.address() as AddressInfo;
+  const err = await agent.request({ origin: `http://127.0.0.1:${port}`, path: '/1', method: 'GET' }).catch((e: unknown) => e);
+  expect(err).toBeInstanceOf(errors.MaxRedirectsError);
+  expect((err as Error).message).toBe('max redirects');
+});
