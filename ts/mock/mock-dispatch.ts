@@ -7,6 +7,13 @@ import type { DispatchHandler, IncomingHeaders } from '../core/types.js';
 import { RequestController } from '../handler/controller.js';
 import { checkResponseOptions, checkStatus, replySpecOf, type MockInterceptor } from './mock-interceptor.js';
 
+/** What a real request's controller offers a handler. */
+export interface RequestControllerLike {
+  abort(reason: Error): void;
+  pause(): void;
+  resume(): void;
+}
+
 /** A response ready to be delivered. */
 export interface MockReply {
   statusCode: number;
@@ -107,7 +114,9 @@ export function produceReply(
  * reason once.
  */
 export class MockReplay extends RequestController {
-  readonly #onSettled: (replay: MockReplay) => void;
+  #onSettled: (replay: MockReplay) => void;
+  /** The real request this one was handed to (a streamed body that no interceptor matched). */
+  #forward: RequestControllerLike | null = null;
   #timer: NodeJS.Timeout | undefined;
   #steps: (() => void)[] = [];
   #pumping = false;
@@ -124,6 +133,38 @@ export class MockReplay extends RequestController {
   }
   get rawTrailers(): Buffer[] | null {
     return this.#rawTrailers;
+  }
+
+  /** Runs a handler hook; a throw aborts the request. False when the request is over. */
+  hook(fn: () => void): boolean {
+    return !this.done && this.call(fn) && !this.done;
+  }
+
+  /** The dispatcher that answers this request, told when it settles. */
+  attach(onSettled: (replay: MockReplay) => void): void {
+    this.#onSettled = onSettled;
+  }
+
+  /**
+   * From now on the real request `controller` answers: the handler keeps this controller (it got
+   * it in onRequestStart), so abort, pause and resume pass through to the real one.
+   */
+  forwardTo(controller: RequestControllerLike): void {
+    this.#forward = controller;
+    if (this.paused) controller.pause();
+  }
+
+  override abort(reason: Error): void {
+    if (this.#forward !== null) this.#forward.abort(reason);
+    else super.abort(reason);
+  }
+  override pause(): void {
+    super.pause();
+    this.#forward?.pause();
+  }
+  override resume(): void {
+    super.resume();
+    this.#forward?.resume();
   }
 
   protected override onResume(): void {

@@ -10,7 +10,14 @@ import type { MockCallHistoryLog } from './mock-call-history.js';
 import { MockReplay, produceReply } from './mock-dispatch.js';
 import { MockInterceptor, type Interceptable } from './mock-interceptor.js';
 import { explainMiss, findMatch, type InterceptorGroup } from './mock-match.js';
-import { bodyText, isDeferredBody, normalizeOrigin, readDeferredBody, requestKey } from './mock-request.js';
+import {
+  bodyText,
+  deferredBodyChunks,
+  isDeferredBody,
+  normalizeOrigin,
+  readDeferredBody,
+  requestKey,
+} from './mock-request.js';
 
 export type OriginMatcher = string | RegExp | ((origin: string) => boolean);
 export type NetConnectDecision = 'allowed' | 'disabled' | 'not-enabled';
@@ -90,11 +97,21 @@ export class MockDispatcherState {
     if (this.usedUp.length > USED_UP_KEPT) this.usedUp.shift();
   }
 
-  replay(d: MockDispatch, handler: DispatchHandler, request: MockInterceptor.MockResponseCallbackOptions): void {
-    const replay = new MockReplay(handler, (r) => this.#settled(r));
+  /** `started`: the request already began, its body already went through the handler's hooks. */
+  replay(
+    d: MockDispatch,
+    handler: DispatchHandler,
+    request: MockInterceptor.MockResponseCallbackOptions,
+    started?: MockReplay,
+  ): void {
+    const onSettled = (r: MockReplay): void => this.#settled(r);
+    const replay = started ?? new MockReplay(handler, onSettled);
+    replay.attach(onSettled);
     this.inflight.add(replay);
-    replay.start();
-    replay.sent(request.body);
+    if (started === undefined) {
+      replay.start();
+      replay.sent(request.body);
+    }
     const error = d.data.error;
     replay.later(d.delay, () => {
       if (error) return replay.fail(error);
@@ -144,6 +161,7 @@ function serve(
   handler: DispatchHandler,
   text: string | undefined,
   callbackBody: unknown,
+  started?: MockReplay,
 ): boolean {
   const { origin, states, policy } = route;
   const key = requestKey(opts, origin, text, policy.acceptNonStandardSearchParameters);
@@ -158,11 +176,14 @@ function serve(
       method: opts.method,
       headers: (key.headersAsGiven ?? {}) as Record<string, string>,
       body: callbackBody as MockInterceptor.MockResponseCallbackOptions['body'],
-    });
+    }, started);
     return true;
   }
   const decision = policy.netConnect(origin);
-  if (decision === 'allowed') return policy.real.dispatch(opts.origin == null ? { ...opts, origin } : opts, handler);
+  if (decision === 'allowed') {
+    const real = opts.origin == null ? { ...opts, origin } : opts;
+    return policy.real.dispatch(real, started === undefined ? handler : handedOff(handler, started));
+  }
   const others = policy.states().filter((s) => !states.includes(s));
   const { headline, details } = explainMiss(
     key,
@@ -181,6 +202,60 @@ function serve(
 }
 
 /**
+ * The handler of a request whose start and body hooks already ran on `started`, going on to the
+ * network: those hooks are not heard twice, and the real controller answers through `started`.
+ */
+function handedOff(handler: DispatchHandler, started: MockReplay): DispatchHandler {
+  return {
+    onRequestStart: (controller) => started.forwardTo(controller),
+    onRequestUpgrade: handler.onRequestUpgrade?.bind(handler),
+    onResponseStart: handler.onResponseStart?.bind(handler),
+    onResponseData: handler.onResponseData?.bind(handler),
+    onResponseEnd: handler.onResponseEnd?.bind(handler),
+    onResponseError: handler.onResponseError?.bind(handler),
+  };
+}
+
+/**
+ * undici's order when the handler has body hooks: onRequestStart, onBodySent per chunk as the
+ * body is read (an abort stops the reading), onRequestSent, then the reply, whose callbacks get
+ * the chunks again as an async iterable of Buffers. The body is matched once wholly read.
+ */
+async function serveAfterBodyHooks(
+  route: MockRoute,
+  opts: DispatchOptions,
+  handler: DispatchHandler,
+  log: MockCallHistoryLog | undefined,
+  replay: MockReplay,
+): Promise<void> {
+  const chunks: Buffer[] = [];
+  try {
+    for await (const chunk of deferredBodyChunks(opts.body)) {
+      if (replay.done) return;
+      chunks.push(chunk);
+      if (!replay.hook(() => handler.onBodySent?.(chunk))) return;
+    }
+  } catch (err) {
+    replay.fail(err as Error);
+    return;
+  }
+  if (!replay.hook(() => handler.onRequestSent?.())) return;
+  const buf = Buffer.concat(chunks);
+  const text = buf.toString('utf8');
+  if (log !== undefined) log.body = text;
+  const replayed = {
+    async *[Symbol.asyncIterator](): AsyncGenerator<Buffer> {
+      yield* chunks;
+    },
+  };
+  try {
+    serve(route, { ...opts, body: buf }, handler, text, replayed, replay);
+  } catch (err) {
+    replay.fail(err as Error);
+  }
+}
+
+/**
  * Answers a request from the interceptors of `route.states`. A miss throws synchronously, as
  * undici's mocks do; a streamed body is read first, and then a miss reaches the handler instead.
  */
@@ -192,6 +267,12 @@ export function dispatchToMocks(
 ): boolean {
   handler = toControllerHandler(handler);
   if (!isDeferredBody(opts.body)) return serve(route, opts, handler, bodyText(opts.body), opts.body);
+  if (typeof handler.onBodySent === 'function' || typeof handler.onRequestSent === 'function') {
+    const replay = new MockReplay(handler, () => {});
+    replay.start();
+    if (!replay.done) void serveAfterBodyHooks(route, opts, handler, log, replay);
+    return true;
+  }
   readDeferredBody(opts.body).then(
     (buf) => {
       const text = buf.toString('utf8');

@@ -4,6 +4,7 @@
 import { Readable } from 'node:stream';
 import { InvalidArgumentError } from '../core/errors.js';
 import { hasSafeIterator, withQuery } from '../core/headers.js';
+import { isEventStream, type EventStream } from '../core/request-body.js';
 import type { DispatchOptions } from '../core/types.js';
 
 export interface MockRequestKey {
@@ -122,22 +123,40 @@ export function isDeferredBody(body: unknown): boolean {
   if (body == null || typeof body === 'string' || body instanceof Uint8Array) return false;
   if (body instanceof ArrayBuffer || body instanceof URLSearchParams) return false;
   return (
-    body instanceof Readable ||
+    isEventStream(body) ||
     body instanceof Blob ||
     typeof (body as AsyncIterable<unknown>)[Symbol.asyncIterator] === 'function' ||
     typeof (body as Iterable<unknown>)[Symbol.iterator] === 'function'
   );
 }
 
+function chunkBuffer(chunk: unknown): Buffer {
+  if (typeof chunk === 'string') return Buffer.from(chunk);
+  if (chunk instanceof Uint8Array) return Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
+  throw new InvalidArgumentError('request body chunks must be strings, Buffers or Uint8Arrays');
+}
+
+/**
+ * A streamed or iterable request body as Buffers, chunk by chunk, read only as far as the caller
+ * iterates (leaving the loop early stops the source). A duck-typed stream (pipe + on, not a
+ * node:stream Readable) is read through Readable.wrap, which speaks its data/end events.
+ */
+export async function* deferredBodyChunks(body: unknown): AsyncGenerator<Buffer> {
+  if (body instanceof Blob) {
+    yield Buffer.from(await body.arrayBuffer());
+    return;
+  }
+  const source =
+    isEventStream(body) && !(body instanceof Readable)
+      ? new Readable().wrap(body as EventStream as unknown as NodeJS.ReadableStream)
+      : (body as AsyncIterable<unknown>);
+  for await (const chunk of source) yield chunkBuffer(chunk);
+}
+
 /** Reads a streamed or iterable request body whole, so that it can be matched and replayed. */
 export async function readDeferredBody(body: unknown): Promise<Buffer> {
-  if (body instanceof Blob) return Buffer.from(await body.arrayBuffer());
   const parts: Buffer[] = [];
-  for await (const chunk of body as AsyncIterable<unknown>) {
-    if (typeof chunk === 'string') parts.push(Buffer.from(chunk));
-    else if (chunk instanceof Uint8Array) parts.push(Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength));
-    else throw new InvalidArgumentError('request body chunks must be strings, Buffers or Uint8Arrays');
-  }
+  for await (const chunk of deferredBodyChunks(body)) parts.push(chunk);
   return Buffer.concat(parts);
 }
 
