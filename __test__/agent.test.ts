@@ -436,3 +436,25 @@ describe('BalancedPool', () => {
     await a.conns[1]!.closed;
   });
 });
+
+describe('Agent: closing after a dropped connection', () => {
+  it('close() or destroy() right after a connection dropped leaves no unhandled rejection', async () => {
+    const unhandled: unknown[] = [];
+    const onUnhandled = (e: unknown): void => void unhandled.push(e);
+    process.on('unhandledRejection', onUnhandled);
+    try {
+      const srv = await httpServer((req) => req.socket.destroy());
+      for (const end of ['destroy', 'close'] as const) {
+        const agent = new Agent();
+        await agent.request({ origin: srv.origin, path: '/', method: 'GET' }).catch(() => {});
+        await agent[end]();
+        // The dispatcher's 'disconnect' comes after the Agent ended it.
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      await srv.close();
+    } finally {
+      process.off('unhandledRejection', onUnhandled);
+    }
+    expect(unhandled).toEqual([]);
+  });
+});

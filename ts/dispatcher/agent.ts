@@ -87,7 +87,9 @@ export class Agent extends DispatcherBase {
         const s = (dispatcher as { stats?: PoolStats }).stats;
         if (this.#dispatchers.get(key) !== dispatcher || s === undefined || s.connected > 0 || s.size > 0) return;
         this.#dispatchers.delete(key);
-        void dispatcher.close();
+        // 'disconnect' may come after the Agent destroyed this dispatcher: its close() then
+        // refuses (ClientDestroyedError), and with nothing left to give back that is no error.
+        dispatcher.close().catch(() => {});
       };
       d.on('connect', forward('connect'));
       d.on('disconnect', forward('disconnect'));
