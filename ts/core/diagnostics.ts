@@ -20,6 +20,7 @@ export const CHANNELS = [
   'request:bodyChunkReceived',
   'request:trailers',
   'request:error',
+  'request:pending-requests',
   'client:sendHeaders',
   'client:beforeConnect',
   'client:connected',
@@ -33,8 +34,13 @@ export const CHANNELS = [
 
 export type ChannelName = (typeof CHANNELS)[number];
 
-/** The channels a request's messages go to (the client:sendHeaders one included). */
-const REQUEST_CHANNELS: readonly ChannelName[] = CHANNELS.filter((n) => n.startsWith('request:') || n === 'client:sendHeaders');
+/**
+ * The channels a request's messages go to (the client:sendHeaders one included); deduplicate's
+ * pending-requests is not one: its subscribers need no per-request messages built.
+ */
+const REQUEST_CHANNELS: readonly ChannelName[] = CHANNELS.filter(
+  (n) => (n.startsWith('request:') && n !== 'request:pending-requests') || n === 'client:sendHeaders',
+);
 
 /** Where `name` is published: its `lib:` channel, and its `undici:` twin when that is on. */
 const targets = new Map<ChannelName, dc.Channel[]>(CHANNELS.map((n) => [n, [dc.channel(`lib:${n}`)]]));

@@ -3,7 +3,7 @@
 // same status, headers and body. Each caller has its own controller: pausing buffers only for it
 // (up to maxBufferSize), aborting detaches only it, and the shared request is cancelled only
 // when no caller is left.
-import diagnosticsChannel from 'node:diagnostics_channel';
+import { hasSubscribers, publish as publishOn } from '../core/diagnostics.js';
 import { RequestAbortedError } from '../core/errors.js';
 import { withQuery } from '../core/headers.js';
 import type {
@@ -43,8 +43,6 @@ export interface PendingRequestsMessage {
   size: number;
   callers: number;
 }
-
-export const pendingRequestsChannel = diagnosticsChannel.channel('lib:request:pending-requests');
 
 // Option checks throw TypeError with undici's messages, word for word: code written for undici
 // matches on both.
@@ -250,9 +248,10 @@ export function deduplicate(options: DeduplicateInterceptorOptions = {}): Dispat
   const pending = new Map<string, SharedRequest>();
 
   const publish = (type: PendingRequestsMessage['type'], shared: SharedRequest): void => {
-    if (!pendingRequestsChannel.hasSubscribers) return;
+    // Through core/diagnostics, so publishUndiciChannels() mirrors it as undici:request:pending-requests.
+    if (!hasSubscribers('request:pending-requests')) return;
     const message: PendingRequestsMessage = { type, key: shared.key, size: pending.size, callers: shared.callers };
-    pendingRequestsChannel.publish(message);
+    publishOn('request:pending-requests', message);
   };
   const unjoinable = (shared: SharedRequest): void => {
     if (pending.get(shared.key) !== shared) return;

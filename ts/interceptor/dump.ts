@@ -140,7 +140,8 @@ class DumpHandler extends DecoratorHandler {
   override onResponseEnd(controller: DispatchController, trailers: IncomingHeaders): void {
     const outer = this.#outer(controller);
     if (this.deferredAbort !== null) super.onResponseError(outer, this.deferredAbort);
-    else super.onResponseEnd(outer, trailers);
+    // A body dumped right up to maxSize ends without its trailers, as undici's (unless asked for).
+    else super.onResponseEnd(outer, this.#size === this.#s.maxSize && !this.#s.waitForTrailers ? {} : trailers);
   }
 
   override onResponseError(controller: DispatchController, error: Error): void {

@@ -12,6 +12,9 @@ import type {
 import { DecoratorHandler } from '../handler/decorator-handler.js';
 
 export interface ResponseErrorInterceptorOpts {
+  /** @deprecated Ignored, as in undici: the interceptor always rejects error responses. */
+  throwOnError?: boolean;
+  /** Most body bytes kept in the error; 0: no limit. Default 1 MiB. */
   maxSize?: number;
 }
 
@@ -96,7 +99,7 @@ export function responseError(opts: ResponseErrorInterceptorOpts = {}): Dispatch
   if (opts === null || typeof opts !== 'object') throw new InvalidArgumentError('responseError: options must be an object');
   const maxSize = opts.maxSize ?? DEFAULT_MAX_SIZE;
   if (!Number.isSafeInteger(maxSize) || maxSize < 0) {
-    throw new InvalidArgumentError('responseError: maxSize must be a non-negative integer');
+    throw new InvalidArgumentError('maxSize must be a non-negative integer');
   }
   return (dispatch) =>
     function responseErrorInterceptor(options: DispatchOptions, handler: DispatchHandler): boolean {
