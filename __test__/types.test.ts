@@ -6,7 +6,7 @@
 //    Each `@ts-expect-error` in them fails the compile when its error does not occur.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -15,7 +15,7 @@ import { fileURLToPath } from 'node:url';
 const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
 const here = (rel: string): string => fileURLToPath(new URL(rel, import.meta.url));
 const project = (name: string): string => here(`./types/tsconfig.${name}.json`);
-const shapeFiles = ['errors.ts', 'fetch.ts', 'dispatcher.ts', 'companions.ts'].map((f) => here(`./types/${f}`));
+const shapeFiles = ['errors.ts', 'fetch.ts', 'dispatcher.ts', 'companions.ts', 'subpaths.ts'].map((f) => here(`./types/${f}`));
 
 function run(args: string[]): string {
   const r = spawnSync(process.execPath, [tsc, ...args], { encoding: 'utf8' });
@@ -42,7 +42,12 @@ function consumer(lib: string[]): string {
         skipLibCheck: false,
         types: ['node'],
         typeRoots: [here('../node_modules/@types')],
-        paths: { ferro: [join(declDir, 'index.d.ts')] },
+        // As the package's "exports" map resolves them: the entry and the types/ subpaths.
+        paths: {
+          ferro: [join(declDir, 'dist/main.d.ts')],
+          'ferro/types': [join(declDir, 'types/index.d.ts')],
+          'ferro/types/*': [join(declDir, 'types/*.d.ts')],
+        },
       },
       files: shapeFiles,
     }),
@@ -53,8 +58,11 @@ function consumer(lib: string[]): string {
 describe('types', () => {
   beforeAll(() => {
     declDir = mkdtempSync(join(tmpdir(), 'ferro-dts-'));
-    const out = run(['-p', here('../tsconfig.json'), '--emitDeclarationOnly', '--declarationMap', 'false', '--sourceMap', 'false', '--outDir', declDir]);
+    const out = run(['-p', here('../tsconfig.json'), '--emitDeclarationOnly', '--declarationMap', 'false', '--sourceMap', 'false', '--outDir', join(declDir, 'dist')]);
     expect(out).toBe('0\n');
+    cpSync(here('../types'), join(declDir, 'types'), { recursive: true });
+    // ESM declarations, as in the package itself.
+    writeFileSync(join(declDir, 'package.json'), '{"type":"module"}');
   }, 120_000);
 
   afterAll(() => {
