@@ -52,6 +52,21 @@ describe('upgrade()', () => {
     expect((socket as unknown as { remoteAddress: string }).remoteAddress).toBe('127.0.0.1');
   });
 
+  it("the server's end ends our side too (a net.Socket's default, as undici's upgraded socket)", async () => {
+    const srv = track(await httpServer((_req, res) => res.end()));
+    let serverSocket: Socket | null = null;
+    srv.server.on('upgrade', (_req: IncomingMessage, socket: Socket) => {
+      serverSocket = socket;
+      socket.end('HTTP/1.1 101 Switching Protocols\r\nUpgrade: echo\r\nConnection: Upgrade\r\n\r\nbye');
+    });
+    const client = track(new Client(srv.origin));
+    const { socket } = await client.upgrade({ path: '/', protocol: 'echo' });
+    expect(await readAll(socket)).toBe('bye');
+    // Without our FIN the server's socket would stay half-open (and its server's close() wait).
+    await once(serverSocket!, 'close');
+    expect(socket.writableEnded).toBe(true);
+  });
+
   it('callback form, and the connection is not returned to the pool', async () => {
     const srv = await echoUpgradeServer();
     let sockets = 0;

@@ -1,6 +1,7 @@
 // The socket handed out by upgrade / CONNECT: a Duplex over the engine's connection, which has
 // become a byte tunnel. Writes go through the request's engine pipe (with drain backpressure),
-// reads arrive as the request's DATA events, `end()` half-closes, `destroy()` closes.
+// reads arrive as the request's DATA events, `end()` half-closes, `destroy()` closes. The server's
+// end ends our side too (allowHalfOpen false), as a net.Socket's default and undici's socket do.
 import { Duplex } from 'node:stream';
 import { closeRequest, control } from '../../native/engine.js';
 import { parseAddrs } from '../../native/addrs.js';
@@ -24,7 +25,7 @@ export class EngineSocket extends Duplex implements RequestSink {
 
   /** `addrs`: the engine's description of the connection's endpoints (ts/native/addrs.ts). */
   constructor(id: number, addrs: string) {
-    super({ allowHalfOpen: true });
+    super({ allowHalfOpen: false });
     this.#id = id;
     const a = parseAddrs(addrs);
     this.localAddress = a.localAddress;
