@@ -21,6 +21,13 @@ const rows: Row[] = [
   // test/interceptors/cache.js
   ['cache origins not an array', () => interceptors.cache({ origins: 'http://example.com' as never }), TypeError, 'expected opts.origins to be an array or undefined, got string'],
   ['cache origins[0] a number', () => interceptors.cache({ origins: [123] as never }), TypeError, 'expected opts.origins[0] to be a string or RegExp, got number'],
+  // lib/interceptor/cache.js and lib/util/cache.js (no undici test asserts these words)
+  ['cache opts null', () => interceptors.cache(null as never), TypeError, 'expected type of opts to be an Object, got null'],
+  ['cache methods not an array', () => interceptors.cache({ methods: 'GET' as never }), TypeError, 'expected type of opts.methods needs to be an array, got string'],
+  ['cache methods empty', () => interceptors.cache({ methods: [] }), TypeError, 'opts.methods needs to have at least one method'],
+  ['cache methods POST', () => interceptors.cache({ methods: ['POST' as never] }), TypeError, 'element of opts.methods-array needs to be one of following values: GET, HEAD, OPTIONS, TRACE, got POST'],
+  ['cache cacheByDefault string', () => interceptors.cache({ cacheByDefault: '1' as never }), TypeError, 'expected opts.cacheByDefault to be number or undefined, got string'],
+  ['cache type public', () => interceptors.cache({ type: 'public' as never }), TypeError, 'expected opts.type to be shared, private, or undefined, got string'],
   // test/mock-agent.js
   ['MockAgent enableCallHistory', () => new MockAgent({ enableCallHistory: 'hello' as never }), errors.InvalidArgumentError, 'options.enableCallHistory must to be a boolean'],
   // test/snapshot-testing.js

@@ -1,6 +1,5 @@
 // The cache interceptor: RFC 9111 client-side caching (shared or private) with RFC 5861's
 // stale-while-revalidate and stale-if-error, over any store with the undici store interface.
-import { InvalidArgumentError } from '../core/errors.js';
 import { withQuery } from '../core/headers.js';
 import { spread } from '../core/spread.js';
 import type { DispatchFn, DispatchHandler, DispatchOptions, DispatcherComposeInterceptor } from '../core/types.js';
@@ -48,27 +47,34 @@ export interface CacheInterceptorOptions {
   origins?: (string | RegExp)[];
 }
 
+// undici throws plain TypeErrors for these options; the words are its own (its `got` is a typeof).
 function checkOptions(opts: unknown): asserts opts is CacheInterceptorOptions {
   if (typeof opts !== 'object' || opts === null) {
-    throw new InvalidArgumentError(`cache options must be an object, got ${opts === null ? 'null' : typeof opts}`);
+    throw new TypeError(`expected type of opts to be an Object, got ${opts === null ? 'null' : typeof opts}`);
   }
   const o = opts as CacheInterceptorOptions;
   if (o.methods !== undefined) {
-    if (!Array.isArray(o.methods) || o.methods.length === 0) {
-      throw new InvalidArgumentError('methods must be a non-empty array of safe methods (GET, HEAD, OPTIONS, TRACE)');
+    const methods: unknown = o.methods;
+    if (!Array.isArray(methods)) {
+      throw new TypeError(`expected type of opts.methods needs to be an array, got ${methods === null ? 'null' : typeof methods}`);
     }
-    for (const m of o.methods) {
+    if (methods.length === 0) throw new TypeError('opts.methods needs to have at least one method');
+    for (const m of methods) {
       if (!SAFE_METHODS.has(m)) {
-        throw new InvalidArgumentError(`methods: only safe methods can be cached (GET, HEAD, OPTIONS, TRACE), got ${String(m)}`);
+        throw new TypeError(`element of opts.methods-array needs to be one of following values: ${[...SAFE_METHODS].join(', ')}, got ${String(m)}`);
       }
     }
   }
   const { cacheByDefault } = o;
-  if (cacheByDefault !== undefined && !(typeof cacheByDefault === 'number' && cacheByDefault >= 0 && Number.isFinite(cacheByDefault))) {
-    throw new InvalidArgumentError(`cacheByDefault must be a non-negative number of milliseconds, got ${String(cacheByDefault)}`);
+  if (cacheByDefault !== undefined && typeof cacheByDefault !== 'number') {
+    throw new TypeError(`expected opts.cacheByDefault to be number or undefined, got ${typeof cacheByDefault}`);
+  }
+  // undici takes any number; a negative or infinite lifetime means nothing, so ferro refuses it.
+  if (cacheByDefault !== undefined && !(cacheByDefault >= 0 && Number.isFinite(cacheByDefault))) {
+    throw new TypeError(`expected opts.cacheByDefault to be a non-negative finite number, got ${cacheByDefault}`);
   }
   if (o.type !== undefined && o.type !== 'shared' && o.type !== 'private') {
-    throw new InvalidArgumentError(`type must be 'shared' or 'private', got ${String(o.type)}`);
+    throw new TypeError(`expected opts.type to be shared, private, or undefined, got ${typeof o.type}`);
   }
   if (o.origins !== undefined) {
     // undici throws a plain TypeError here, with these words.
