@@ -119,7 +119,7 @@ export class RequestHandler implements DispatchHandler, BodyReadableOptions {
   callback: AnyCallback | null;
   resolve: ((data: AnyResponseData) => void) | null = null;
   reject: ((err: Error) => void) | null = null;
-  asyncResource: AsyncResource | null;
+  asyncResource: AsyncResource;
 
   controller: DispatchController | null = null;
   context: object | null = null;
@@ -174,9 +174,9 @@ export class RequestHandler implements DispatchHandler, BodyReadableOptions {
     this.highWaterMark = highWaterMark ?? undefined;
     this.responseHeaders = opts.responseHeaders;
     this.callback = callback;
-    // Callbacks run from the engine's event loop turn; keep the caller's async context for them.
-    // (The promise form gets this for free from await.)
-    this.asyncResource = callback !== null ? new AsyncResource('LIB_REQUEST') : null;
+    // Callbacks and body events run from the engine's event loop turn; keep the caller's async
+    // context for them (AsyncLocalStorage-based tracing). The promise gets it from await.
+    this.asyncResource = new AsyncResource('LIB_REQUEST');
     this.requestBody = body;
 
     if (signal != null) {
@@ -243,7 +243,7 @@ export class RequestHandler implements DispatchHandler, BodyReadableOptions {
     if (callback !== null) {
       this.callback = null;
       try {
-        this.asyncResource!.runInAsyncScope(callback, null, null, data);
+        this.asyncResource.runInAsyncScope(callback, null, null, data);
       } catch (err) {
         // The user's callback threw: tear the request down, then surface the error as an
         // uncaught exception instead of letting it unwind into the dispatcher.
@@ -260,7 +260,9 @@ export class RequestHandler implements DispatchHandler, BodyReadableOptions {
     if (this.done) return;
     const body = this.body ?? this.looseBody();
     if (body !== null) {
-      if (!body.pushChunk(chunk, chunkIsExclusive(controller))) this.loosen(controller, body);
+      // A flowing body emits 'data' inside push: in the caller's context, not the engine's.
+      const exclusive = chunkIsExclusive(controller);
+      if (!this.asyncResource.runInAsyncScope(body.pushChunk, body, chunk, exclusive)) this.loosen(controller, body);
     } else if (typeof this.unread === 'number') {
       this.unread += chunk.length;
       if (this.unread > UNREAD_DISCARD_LIMIT) {
@@ -287,7 +289,7 @@ export class RequestHandler implements DispatchHandler, BodyReadableOptions {
     const body = this.body ?? this.looseBody();
     this.settleUnread();
     if (body !== null) {
-      body.push(null);
+      this.asyncResource.runInAsyncScope(body.push, body, null);
     } else if (this.resolve !== null || this.callback !== null) {
       // A dispatcher that ends without ever starting a final response; don't hang the caller.
       this.deliverError(new RequestAbortedError('response ended before its headers were received'));
@@ -424,7 +426,7 @@ export class RequestHandler implements DispatchHandler, BodyReadableOptions {
     const callback = this.callback;
     if (callback !== null) {
       this.callback = null;
-      const resource = this.asyncResource!;
+      const resource = this.asyncResource;
       const data = { opaque: this.opaque } as AnyResponseData;
       // Never call back synchronously from inside request() / dispatch().
       queueMicrotask(() => {
