@@ -60,6 +60,8 @@ impl DecodeError {
 impl fmt::Display for DecodeError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self.coding {
+            // The size limit is the caller's, not the coding's: undici's message as it is.
+            Some(_) if self.kind == ErrorKind::TooLarge => f.write_str(&self.message),
             Some(c) => write!(f, "{} decoding failed: {}", c.name(), self.message),
             None => f.write_str(&self.message),
         }

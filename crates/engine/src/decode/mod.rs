@@ -218,7 +218,8 @@ impl Decoder {
                     return Err(DecodeError::new(
                         ErrorKind::TooLarge,
                         st.coding,
-                        format!("decoded size exceeds the limit of {max} bytes"),
+                        // undici's wording, so code matching its message works on both.
+                        format!("Decompressed response size ({}) exceeded maxSize ({max})", st.produced),
                     ));
                 }
             }
