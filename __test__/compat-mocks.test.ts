@@ -109,3 +109,69 @@ describe('intercept paths', () => {
     });
   }
 });
+
+describe('reply(callback) runs at dispatch, as undici', () => {
+  const quiet = (events: string[]): DispatchHandler => ({
+    onRequestStart: () => events.push('start'),
+    onResponseStart: () => events.push('response'),
+    onResponseError: () => events.push('error'),
+  });
+
+  it('MockPool.dispatch throws when a synchronous callback gives no object; the handler hears nothing', async () => {
+    const pool = agent().get('http://x.test');
+    pool.intercept({ path: '/null' }).reply((() => null) as never);
+    const events: string[] = [];
+    expect(() => pool.dispatch({ path: '/null', method: 'GET' }, quiet(events))).toThrow(errors.InvalidArgumentError);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(events).toEqual([]);
+  });
+
+  it('MockPool.dispatch throws what a synchronous callback throws', () => {
+    const pool = agent().get('http://x.test');
+    const kaboom = new Error('kaboom');
+    pool.intercept({ path: '/throws' }).reply(() => {
+      throw kaboom;
+    });
+    expect(() => pool.dispatch({ path: '/throws', method: 'GET' }, quiet([]))).toThrow(kaboom);
+  });
+
+  it('a delayed reply calls its callback when dispatched, not after the delay', async () => {
+    const pool = agent().get('http://x.test');
+    const order: string[] = [];
+    pool.intercept({ path: '/later' }).reply(() => {
+      order.push('callback');
+      return { statusCode: 200, data: 'ok' };
+    }).delay(20);
+    const done = new Promise<void>((resolve) => {
+      pool.dispatch({ path: '/later', method: 'GET' }, {
+        onResponseStart: () => order.push('response'),
+        onResponseEnd: () => resolve(),
+      });
+    });
+    order.push('dispatched');
+    await done;
+    expect(order).toEqual(['callback', 'dispatched', 'response']);
+  });
+
+  it('an async callback that rejects after the request was aborted leaves no unhandled rejection', async () => {
+    const pool = agent().get('http://x.test');
+    const unhandled: unknown[] = [];
+    const onUnhandled = (reason: unknown): void => void unhandled.push(reason);
+    process.on('unhandledRejection', onUnhandled);
+    try {
+      pool.intercept({ path: '/rejects' }).reply(() => Promise.reject(new Error('late')));
+      const failed = new Promise<Error>((resolve) => {
+        pool.dispatch({ path: '/rejects', method: 'GET' }, {
+          onRequestStart: (controller) => controller.abort(new Error('gone')),
+          onResponseError: (_c, err) => resolve(err),
+        });
+      });
+      expect((await failed).message).toBe('gone');
+      // Unhandled rejections are reported once the microtask queue drains, before the next macrotask.
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(unhandled).toEqual([]);
+    } finally {
+      process.off('unhandledRejection', onUnhandled);
+    }
+  });
+});

@@ -74,6 +74,11 @@ function isPromise<T>(value: unknown): value is PromiseLike<T> {
   return typeof (value as PromiseLike<T> | null)?.then === 'function';
 }
 
+/** Whether the dispatch replies through reply(callback) (the callback chooses status and data). */
+export function hasReplyCallback(dispatch: MockInterceptor.MockDispatch): boolean {
+  return typeof (replySpecOf(dispatch) as { callback?: unknown } | undefined)?.callback === 'function';
+}
+
 /**
  * The reply a registered dispatch gives to one request; callbacks (reply(fn), or a data function)
  * run now, and may return a promise.

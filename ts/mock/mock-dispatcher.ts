@@ -7,7 +7,7 @@ import { DispatcherBase } from '../dispatcher/dispatcher-base.js';
 import { toControllerHandler } from '../handler/legacy-handler.js';
 import type { DispatchHandler, DispatchOptions } from '../core/types.js';
 import type { MockCallHistoryLog } from './mock-call-history.js';
-import { MockReplay, produceReply } from './mock-dispatch.js';
+import { hasReplyCallback, MockReplay, produceReply } from './mock-dispatch.js';
 import { MockInterceptor, type Interceptable } from './mock-interceptor.js';
 import { explainMiss, findMatch, type InterceptorGroup } from './mock-match.js';
 import {
@@ -104,6 +104,13 @@ export class MockDispatcherState {
     request: MockInterceptor.MockResponseCallbackOptions,
     started?: MockReplay,
   ): void {
+    const error = d.data.error;
+    // As undici's: a reply(callback) runs when the request is dispatched (before any delay), so
+    // that a synchronous callback giving a bad reply makes dispatch() throw. The request has not
+    // started yet; through an agent, the handler hears the error instead.
+    const early = started === undefined && !error && hasReplyCallback(d) ? produceReply(d, request) : undefined;
+    // A request aborted before its reply is due never reads `early`: its rejection is not unhandled.
+    if (early instanceof Promise) early.catch(() => {});
     const onSettled = (r: MockReplay): void => this.#settled(r);
     const replay = started ?? new MockReplay(handler, onSettled);
     replay.attach(onSettled);
@@ -112,12 +119,11 @@ export class MockDispatcherState {
       replay.start();
       replay.sent(request.body);
     }
-    const error = d.data.error;
     replay.later(d.delay, () => {
       if (error) return replay.fail(error);
       let produced;
       try {
-        produced = produceReply(d, request);
+        produced = early ?? produceReply(d, request);
       } catch (err) {
         return replay.fail(err as Error);
       }
