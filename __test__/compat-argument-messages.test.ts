@@ -33,6 +33,12 @@ const rows: Row[] = [
   // test/snapshot-testing.js
   ['SnapshotAgent mode', () => new SnapshotAgent({ mode: 'invalid' as never, snapshotPath: '/tmp/never-written.json' }), errors.InvalidArgumentError, 'Invalid snapshot mode: invalid. Must be one of: record, playback, update'],
   // test/node-test/client-errors.js 'invalid options throws' (its other rows already matched)
+  ['Client maxHeaderSize 1.5', () => new Client(LOCAL, { maxHeaderSize: 1.5 }), errors.InvalidArgumentError, 'invalid maxHeaderSize'],
+  ['Client keepAlive', () => new Client(LOCAL, { keepAlive: false } as never), errors.InvalidArgumentError, 'unsupported keepAlive, use pipelining=0 instead'],
+  ['Client socketTimeout', () => new Client(LOCAL, { socketTimeout: 30e3 } as never), errors.InvalidArgumentError, 'unsupported socketTimeout, use headersTimeout & bodyTimeout instead'],
+  ['Client requestTimeout', () => new Client(LOCAL, { requestTimeout: 30e3 } as never), errors.InvalidArgumentError, 'unsupported requestTimeout, use headersTimeout & bodyTimeout instead'],
+  ['Client idleTimeout', () => new Client(LOCAL, { idleTimeout: 30e3 } as never), errors.InvalidArgumentError, 'unsupported idleTimeout, use keepAliveTimeout instead'],
+  ['Client maxKeepAliveTimeout', () => new Client(LOCAL, { maxKeepAliveTimeout: 1e3 } as never), errors.InvalidArgumentError, 'unsupported maxKeepAliveTimeout, use keepAliveMaxTimeout instead'],
   ['Client localAddress 123', () => new Client(LOCAL, { localAddress: 123 as never }), errors.InvalidArgumentError, 'localAddress must be valid string IP address'],
   ['Client localAddress abcd123', () => new Client(LOCAL, { localAddress: 'abcd123' }), errors.InvalidArgumentError, 'localAddress must be valid string IP address'],
 ];

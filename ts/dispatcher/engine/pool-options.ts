@@ -72,9 +72,31 @@ function optNumber(v: unknown, name: string, def: number, min = 0): number {
   return v;
 }
 
+function optInteger(v: unknown, name: string, def: number, min: number): number {
+  const n = optNumber(v, name, def, min);
+  if (!Number.isInteger(n)) throw new InvalidArgumentError(`invalid ${name}`);
+  return n;
+}
+
+// Options undici 4 took and undici now refuses, each with the option that replaced it (undici's words).
+const RETIRED_OPTIONS: readonly [string, string][] = [
+  ['keepAlive', 'use pipelining=0 instead'],
+  ['socketTimeout', 'use headersTimeout & bodyTimeout instead'],
+  ['requestTimeout', 'use headersTimeout & bodyTimeout instead'],
+  ['idleTimeout', 'use keepAliveTimeout instead'],
+  ['maxKeepAliveTimeout', 'use keepAliveMaxTimeout instead'],
+];
+
+function checkRetiredOptions(opts: Record<string, unknown> | undefined): void {
+  for (const [name, instead] of RETIRED_OPTIONS) {
+    if (opts?.[name] !== undefined) throw new InvalidArgumentError(`unsupported ${name}, ${instead}`);
+  }
+}
+
 /** Checks `opts` for a dispatcher of `connections` connections (0: no limit) to `origin`. */
 export function engineSettings(origin: URL, opts: EngineDispatcherOptions, connections: number): EngineSettings {
   if (opts != null && typeof opts !== 'object') throw new InvalidArgumentError('invalid options');
+  checkRetiredOptions(opts as Record<string, unknown>);
   // pipelining: 0 is undici's way to turn keep-alive off: one request per connection.
   const noKeepAlive = opts.pipelining === 0;
   const pipelining = noKeepAlive ? 1 : optNumber(opts.pipelining, 'pipelining', 1);
@@ -109,7 +131,7 @@ export function engineSettings(origin: URL, opts: EngineDispatcherOptions, conne
     keepAliveTimeout: optNumber(opts.keepAliveTimeout, 'keepAliveTimeout', 4e3),
     keepAliveMaxTimeout: optNumber(opts.keepAliveMaxTimeout, 'keepAliveMaxTimeout', 600e3, 1),
     keepAliveTimeoutThreshold: optNumber(opts.keepAliveTimeoutThreshold, 'keepAliveTimeoutThreshold', 2e3),
-    maxHeaderSize: optNumber(opts.maxHeaderSize, 'maxHeaderSize', 16384, 1),
+    maxHeaderSize: optInteger(opts.maxHeaderSize, 'maxHeaderSize', 16384, 1),
     maxResponseSize,
     maxRequestsPerClient: noKeepAlive ? 1 : optNumber(opts.maxRequestsPerClient, 'maxRequestsPerClient', 0),
     tls,
