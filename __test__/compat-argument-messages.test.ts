@@ -72,3 +72,14 @@ it("MaxRedirectsError carries undici's message 'max redirects'", async () => {
   expect(err).toBeInstanceOf(errors.MaxRedirectsError);
   expect((err as Error).message).toBe('max redirects');
 });
+
+// test/interceptors/redirect.js 'should not allow invalid maxRedirections arguments': per request.
+it("a request's bad maxRedirections fails with undici's words", async () => {
+  const agent = new Agent().compose(interceptors.redirect());
+  cleanup.defer(() => agent.close());
+  const err = await Promise.resolve()
+    .then(() => agent.request({ origin: 'http://localhost', path: '/', method: 'GET', maxRedirections: 'INVALID' as never }))
+    .catch((e: unknown) => e);
+  expect(err).toBeInstanceOf(errors.InvalidArgumentError);
+  expect((err as Error).message).toBe('maxRedirections must be a positive number');
+});
