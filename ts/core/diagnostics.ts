@@ -9,7 +9,7 @@ import { isIP } from 'node:net';
 import { InvalidArgumentError } from './errors.js';
 import { latin1Buffers, packHeaders } from './headers.js';
 import { parseAddrs, type SocketAddresses } from '../native/addrs.js';
-import type { DispatchOptions } from './types.js';
+import type { DispatchOptions, IncomingHeaders } from './types.js';
 
 /** Every channel, without its `lib:` (or `undici:`) prefix. */
 export const CHANNELS = [
@@ -160,6 +160,9 @@ export class DiagnosticsRequest {
   }
 
   /** The packed headers subscribers added; after this, addHeader throws. */
+  /** The request went out on an HTTP/2 session (set when its head is sent). */
+  #h2 = false;
+
   takeAddedHeaders(): string {
     const added = this.#added ?? '';
     this.#added = null;
@@ -168,6 +171,8 @@ export class DiagnosticsRequest {
 
   /** The head went out on a connection (engine SENT event); a whole body went with it. */
   sent(addrs: string): void {
+    // TLS with ALPN h2 (prior-knowledge h2c is not told apart here: see docs/compatibility.md).
+    this.#h2 = addrs.endsWith('|tls|h2');
     if (hasSubscribers('client:sendHeaders')) {
       let raw = '';
       for (let i = 0; i < this.headers.length; i += 2) raw += `${this.headers[i]}: ${this.headers[i + 1]}\r\n`;
@@ -188,11 +193,12 @@ export class DiagnosticsRequest {
     publish('request:bodySent', { request: this });
   }
 
-  responseHeaders(statusCode: number, statusText: string, raw: string[]): void {
+  /** `headers` is the parsed object: undici's h2 client publishes the session's object, h1 the raw Buffers. */
+  responseHeaders(statusCode: number, statusText: string, raw: string[], headers: IncomingHeaders): void {
     if (!hasSubscribers('request:headers')) return;
     publish('request:headers', {
       request: this,
-      response: { statusCode, statusText, headers: latin1Buffers(raw) },
+      response: { statusCode, statusText, headers: this.#h2 ? { ...headers } : latin1Buffers(raw) },
     });
   }
 

@@ -193,7 +193,7 @@ export class EngineRequest extends RequestController implements RequestSink {
   onEngineHead(status: number, reason: string, headers: IncomingHeaders, raw: string[]): void {
     if (this.done || !this.responseBegins()) return;
     this.#rawHeaders = raw;
-    if (this.trace !== null && status >= 200) this.trace.responseHeaders(status, reason, raw);
+    if (this.trace !== null && status >= 200) this.trace.responseHeaders(status, reason, raw, headers);
     this.call(() => this.handler.onResponseStart?.(this, status, headers, reason));
   }
 
