@@ -3,9 +3,10 @@
 // the request the session's header object), over HTTP/1.1 as the raw Buffer array.
 import { afterEach, describe, expect, it } from 'vitest';
 import dc from 'node:diagnostics_channel';
+import { createServer } from 'node:http';
 import { Client } from '../ts/index.js';
 import { ca, h2Server } from './fixtures/h2.js';
-import { httpServer } from './fixtures/servers.js';
+import { httpServer, listen } from './fixtures/servers.js';
 import { Cleanup } from './fixtures/cleanup.js';
 
 const cleanup = new Cleanup();
@@ -55,5 +56,24 @@ describe('request:headers', () => {
     expect(seen).toHaveLength(1);
     expect(Array.isArray(seen[0])).toBe(true);
     expect(Buffer.isBuffer((seen[0] as unknown[])[0])).toBe(true);
+  });
+});
+
+describe('request:headers for CONNECT and upgrade answers (as undici publishes them)', () => {
+  it('a CONNECT 200 and a 101 each publish their head', async () => {
+    const server = createServer();
+    server.on('connect', (_req, socket) => socket.end('HTTP/1.1 200 Connection established\r\n\r\n'));
+    server.on('upgrade', (_req, socket) =>
+      socket.end('HTTP/1.1 101 Switching Protocols\r\nUpgrade: foo\r\nConnection: upgrade\r\n\r\n'),
+    );
+    const s = cleanup.add(await listen(server));
+    const client = cleanup.add(new Client(s.origin));
+    const seen = await headersPublished(async () => {
+      (await client.connect({ path: 'example.com:443' })).socket.destroy();
+      (await client.upgrade({ path: '/', protocol: 'foo' })).socket.destroy();
+    });
+    expect(seen).toHaveLength(2);
+    const names = (seen[1] as Buffer[]).filter((_, i) => i % 2 === 0).map((b) => b.toString().toLowerCase());
+    expect(names).toContain('upgrade');
   });
 });

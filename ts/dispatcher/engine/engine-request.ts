@@ -171,9 +171,11 @@ export class EngineRequest extends RequestController implements RequestSink {
     waiter?.();
   }
 
-  onEngineUpgrade(status: number, _reason: string, headers: IncomingHeaders, raw: string[], addrs: string): void {
+  onEngineUpgrade(status: number, reason: string, headers: IncomingHeaders, raw: string[], addrs: string): void {
     if (this.done || !this.responseBegins()) return;
     this.#rawHeaders = raw;
+    // undici publishes the head of a CONNECT / upgrade answer too (Request.onRequestUpgrade).
+    if (this.trace !== null) this.trace.responseHeaders(status, reason, raw, headers);
     const socket = new EngineSocket(this.id, addrs);
     // The request is complete for its dispatcher; the engine routes the tunnel's bytes to the socket.
     routeRequest(this.id, socket);
