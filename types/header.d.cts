@@ -1,0 +1,3 @@
+// ferro/types/header for CommonJS consumers: the same declarations as header.d.ts (see main.d.cts).
+import type * as m from './header.js' with { 'resolution-mode': 'import' };
+export = m;
