@@ -10,7 +10,7 @@ use crate::options::PoolOptions;
 use crate::owner::{ConnOwner, Taker};
 use crate::pieces;
 use crate::registry::{EventSink, Shared};
-use crate::request::{flags, Request, StreamLength};
+use crate::request::{flags, ReqCtl, Request, StreamLength};
 use bytes::Bytes;
 use parking_lot::Mutex;
 use std::collections::{HashMap, VecDeque};
@@ -36,6 +36,9 @@ struct Setup {
     expect: bool,
     /// maxResponseSize of MAX_RESPONSE.
     limit: bool,
+    /// Requests are paused from the start and resumed when the socket reaches end of file (JS
+    /// resuming as the connection ends).
+    paused: bool,
     /// The pool is closing: the session ends once its streams do.
     closing: bool,
 }
@@ -48,8 +51,7 @@ impl Setup {
             body: cfg & 8 != 0,
             expect: cfg & 16 != 0,
             limit: cfg & 32 != 0,
-            // Bit 6 is unused: requests paused until the bytes ran out (resumed from the socket's
-            // read at end of file) left the session waiting forever; see docs/reliability.md.
+            paused: cfg & 64 != 0,
             closing: cfg & 128 != 0,
         }
     }
@@ -166,6 +168,8 @@ struct Socket {
     offset: usize,
     /// Turns still to wait before the next read.
     yields: u32,
+    /// Paused requests, resumed on reaching end of file.
+    resume_at_eof: Vec<Arc<ReqCtl>>,
 }
 
 /// Turns of the runtime before a frame's first byte arrives: enough for the session to open its
@@ -198,6 +202,9 @@ impl AsyncRead for Socket {
             return Poll::Pending;
         }
         let Some((piece, _)) = s.pieces.get(s.next) else {
+            for ctl in s.resume_at_eof.drain(..) {
+                ctl.resume();
+            }
             return Poll::Ready(Ok(()));
         };
         let n = (piece.len() - s.offset).min(buf.remaining());
@@ -209,6 +216,16 @@ impl AsyncRead for Socket {
             s.yields = s.pieces.get(s.next).map_or(0, |(_, turns)| *turns);
         }
         Poll::Ready(Ok(()))
+    }
+}
+
+/// A connection can end before its bytes run out (a frame h2 refuses): JS resumes then too, as
+/// it would on `disconnect`; a paused stream otherwise holds its session until JS resumes.
+impl Drop for Socket {
+    fn drop(&mut self) {
+        for ctl in self.resume_at_eof.drain(..) {
+            ctl.resume();
+        }
     }
 }
 
@@ -239,10 +256,14 @@ fn session(setup: Setup, pieces: Vec<(Bytes, u32)>, record: bool) -> Ran {
         let mut opts = PoolOptions::basic(crate::transport::Target::Tcp { host: "example.test".into(), port: 443 });
         opts.max_response_size = setup.limit.then_some(MAX_RESPONSE);
         let shared = Shared::new(tokio::runtime::Handle::current(), sink.clone(), None);
-        let mut queue = VecDeque::new();
+        let (mut queue, mut resume_at_eof) = (VecDeque::new(), Vec::new());
         for i in 0..setup.requests {
             let id = Setup::id(i);
             let ctl = shared.register(id);
+            if setup.paused {
+                ctl.pause();
+                resume_at_eof.push(ctl.clone());
+            }
             let method = if i == 0 && setup.head_first { "HEAD" } else { "GET" };
             let (body, expect) = match setup.body {
                 true => (Some(b"hello".to_vec()), setup.expect.then_some(flags::EXPECT_CONTINUE).unwrap_or(0)),
@@ -270,7 +291,7 @@ fn session(setup: Setup, pieces: Vec<(Bytes, u32)>, record: bool) -> Ran {
             calls: Mutex::new([0; 3]),
         });
         let yields = pieces.first().map_or(0, |(_, turns)| *turns);
-        let socket = Socket { pieces, next: 0, offset: 0, yields };
+        let socket = Socket { pieces, next: 0, offset: 0, yields, resume_at_eof };
         run(owner.clone(), 0, socket, "a|b".into()).await;
         let events = sink.0.as_ref().map(|m| std::mem::take(&mut *m.lock())).unwrap_or_default();
         let calls = *owner.calls.lock();
@@ -439,6 +460,25 @@ mod tests {
         assert_eq!(of(12), [events::ERROR]);
         check_events(setup, &ran, stream.len());
         check_session(&[2, 7].iter().copied().chain(stream).collect::<Vec<_>>(), no_probe);
+    }
+
+    #[test]
+    fn paused_requests_are_resumed_when_the_connection_ends_before_the_bytes_do() {
+        // A fuzzer hang (config 0xe9: two requests, paused): stream 1 reset, stream 3 answered
+        // whole while paused, then a frame h2 refuses ends the connection before end of file.
+        // Resumed only at end of file, stream 3 held its session forever; JS resumes on
+        // `disconnect`, and so does the harness when the socket is dropped.
+        let mut input = vec![0xe9, 0x5a];
+        input.extend(frame(4, 0, 0, &[]));
+        input.extend(frame(3, 0, 1, &[0, 0, 0, 8]));
+        input.extend(frame(HEADERS, END_HEADERS | END_STREAM, 3, &[0x88]));
+        input.extend([0xff, 0xe1, 0x01, 0x01, 0x05, 0x00, 0x00, 0x00, 0x05, 0x88]);
+        let (done, wait) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            check_session(&input, no_probe);
+            let _ = done.send(());
+        });
+        wait.recv_timeout(std::time::Duration::from_secs(5)).expect("the session ends instead of waiting forever");
     }
 
     #[test]
