@@ -7,27 +7,14 @@ import { request as httpRequest, type IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
 import { PassThrough, Readable } from 'node:stream';
 import { Client, errors } from '../ts/index.js';
-import { httpServer, rawServer } from './fixtures/servers.js';
+import { echoFramingServer, httpServer, rawServer } from './fixtures/servers.js';
 import { ca, h2Server } from './fixtures/h2.js';
 import { useCleanup } from './fixtures/cleanup.js';
 
 const cleanup = useCleanup();
 const track = cleanup.track;
 
-/** Echoes the body, and the framing headers it came with as x-cl / x-te. */
-async function echoServer() {
-  return track(
-    await httpServer((req, res) => {
-      const parts: Buffer[] = [];
-      req.on('data', (c: Buffer) => parts.push(c));
-      req.on('end', () => {
-        res.setHeader('x-cl', String(req.headers['content-length'] ?? 'none'));
-        res.setHeader('x-te', String(req.headers['transfer-encoding'] ?? 'none'));
-        res.end(Buffer.concat(parts));
-      });
-    }),
-  );
-}
+const echoServer = async () => track(await echoFramingServer('none'));
 
 /**
  * A pre-streams2 stream as `form-data`'s CombinedStream or readable-stream@2 are: an EventEmitter

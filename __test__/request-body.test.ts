@@ -3,25 +3,13 @@
 import { describe, expect, it } from 'vitest';
 import { Readable } from 'node:stream';
 import { Client, errors } from '../ts/index.js';
-import { countRequests, httpServer, rawServer, readUntil } from './fixtures/servers.js';
+import { countRequests, echoFramingServer, httpServer, rawServer, readUntil } from './fixtures/servers.js';
 import { useCleanup } from './fixtures/cleanup.js';
 
 const cleanup = useCleanup();
 const track = cleanup.track;
 
-async function echoServer() {
-  return track(
-    await httpServer((req, res) => {
-      const parts: Buffer[] = [];
-      req.on('data', (c: Buffer) => parts.push(c));
-      req.on('end', () => {
-        res.setHeader('x-te', String(req.headers['transfer-encoding'] ?? ''));
-        res.setHeader('x-cl', String(req.headers['content-length'] ?? ''));
-        res.end(Buffer.concat(parts));
-      });
-    }),
-  );
-}
+const echoServer = async () => track(await echoFramingServer(''));
 
 describe('streamed request bodies', () => {
   it('sends a Readable chunked when no content-length is given', async () => {
