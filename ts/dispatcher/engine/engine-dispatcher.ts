@@ -50,6 +50,7 @@ export class EngineDispatcher extends DispatcherBase implements RequestOwner {
   #closeWaiters: (() => void)[] = [];
   /** Set when connections are Node sockets from a connector (bridged-sockets.ts). */
   readonly #bridge: Bridge | null;
+  readonly #events: PoolEvents;
 
   protected constructor(url: string | URL | UrlObject, opts: EngineDispatcherOptions, connections: number) {
     super();
@@ -67,7 +68,8 @@ export class EngineDispatcher extends DispatcherBase implements RequestOwner {
     const onH2 = (): void => {
       if (s.h2Capacity > this.#capacity) this.#capacity = s.h2Capacity;
     };
-    this.#native = nativeArgs(() => createPool(s.pool, new PoolEvents(this.#origin, this, this.#bridge, onH2), this.engine));
+    this.#events = new PoolEvents(this.#origin, this, this.#bridge, onH2);
+    this.#native = nativeArgs(() => createPool(s.pool, this.#events, this.engine));
   }
 
   protected override get composeOrigin(): string {
@@ -200,7 +202,10 @@ export class EngineDispatcher extends DispatcherBase implements RequestOwner {
     if (!this.#released) this.#release();
     const waiters = this.#closeWaiters;
     this.#closeWaiters = [];
-    for (const w of waiters) w();
+    // undici closes by destroying: its connections end with ClientDestroyedError.
+    this.#events.endAll(new ClientDestroyedError(), () => {
+      for (const w of waiters) w();
+    });
   }
 
   protected onClose(): Promise<void> {
@@ -230,8 +235,10 @@ export class EngineDispatcher extends DispatcherBase implements RequestOwner {
         for (const r of pending) r.fail(err);
         const waiters = this.#closeWaiters;
         this.#closeWaiters = [];
-        for (const w of waiters) w();
-        resolve();
+        this.#events.endAll(err, () => {
+          for (const w of waiters) w();
+          resolve();
+        });
       });
     });
   }

@@ -3,13 +3,25 @@
 // sockets a pool asks for.
 import type { PoolSink } from '../../native/events.js';
 import { engineError, ErrorCode } from '../../native/error-codes.js';
-import { SocketError } from '../../core/errors.js';
+import { ClientDestroyedError, SocketError } from '../../core/errors.js';
 import { connectionEvents } from '../../core/diagnostics.js';
 import type { Dispatcher } from '../dispatcher.js';
 import { refuseBridge, type Bridge } from './bridged-sockets.js';
 
 /** The engine's message when the peer closed the connection (crates/engine/src/conn/http1.rs). */
 const PEER_CLOSED = 'other side closed';
+/** The engine's message when a closing pool ended a connection that has nothing left to do. */
+const POOL_CLOSED = 'closed';
+
+/** The error a connection's end is reported with, in undici's classes. */
+function disconnectError(code: number, message: string): Error {
+  if (code === ErrorCode.Info) {
+    if (message === PEER_CLOSED) return new SocketError(message);
+    // undici's close() destroys what it closes.
+    if (message === POOL_CLOSED) return new ClientDestroyedError();
+  }
+  return engineError(code, '', message);
+}
 
 export class PoolEvents implements PoolSink {
   readonly #origin: URL;
@@ -19,6 +31,8 @@ export class PoolEvents implements PoolSink {
   readonly #onH2: () => void;
   /** What the last connection spoke, for the next connection's debug line. */
   #version: 'h1' | 'h2' = 'h1';
+  /** Connections reported connected and not yet disconnected (what close / destroy end). */
+  #live = 0;
 
   constructor(origin: URL, dispatcher: Dispatcher, bridge: Bridge | null, onH2: () => void) {
     this.#origin = origin;
@@ -36,16 +50,37 @@ export class PoolEvents implements PoolSink {
     connectionEvents.connected(this.#origin, info);
     this.#version = info.startsWith('h2|') ? 'h2' : 'h1';
     if (this.#version === 'h2') this.#onH2();
+    this.#live++;
     this.#dispatcher.emit('connect', this.#origin, [this.#dispatcher]);
   }
 
   onEngineDisconnected(code: number, message: string): void {
+    this.#live--;
     // The engine counts a peer's close of an idle connection as informational (nothing was lost),
     // undici reports it as SocketError 'other side closed': users branch on that class and code.
-    const err = code === ErrorCode.Info && message === PEER_CLOSED ? new SocketError(message) : engineError(code, '', message);
+    const err = disconnectError(code, message);
     // After what the same batch finished: a response's body emits 'end' on later ticks, and
     // undici's 'disconnect' (a socket 'close') comes after it.
     setImmediate(() => this.#dispatcher.emit('disconnect', this.#origin, [this.#dispatcher], err));
+  }
+
+  /**
+   * The engine pool is gone (close or destroy): the connections it still held ended with it, and
+   * the engine reports nothing more. Each is a 'disconnect' with `err`, as undici's sockets are
+   * destroyed with it; then `done`. On a later turn, after what the last batch finished (a body's
+   * 'end'), as onEngineDisconnected.
+   */
+  endAll(err: Error, done: () => void): void {
+    const n = this.#live;
+    this.#live = 0;
+    if (n === 0) return done();
+    setImmediate(() => {
+      try {
+        for (let i = 0; i < n; i++) this.#dispatcher.emit('disconnect', this.#origin, [this.#dispatcher], err);
+      } finally {
+        done(); // a throwing listener must not leave close() pending
+      }
+    });
   }
 
   onEngineConnectFailed(code: number, errno: string, message: string): void {
