@@ -1,9 +1,12 @@
 // Loads the platform binary: a locally built one first (npm install from a clone builds it into
 // native/), then the prebuilt per-platform package; otherwise a message that says what to do.
 import { createRequire } from 'node:module';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { join, dirname } from 'node:path';
+import { packageSuffix, platformTriple } from './platform.js';
+
+export { detectLibc, packageSuffix, platformTriple } from './platform.js';
 
 export interface PoolConfig {
   host: string;
@@ -148,41 +151,11 @@ export interface BoundaryCodes {
   flags: Record<string, number>;
 }
 
-function isMusl(): boolean {
-  if (process.platform !== 'linux') return false;
-  try {
-    return readFileSync('/usr/bin/ldd', 'utf8').includes('musl');
-  } catch {
-    const report = process.report?.getReport() as { header?: { glibcVersionRuntime?: string } } | undefined;
-    return !report?.header?.glibcVersionRuntime;
-  }
-}
-
-/** This process's platform as the binary packages name it: `linux-x64-gnu`, `darwin-arm64`, ... */
-export function platformTriple(): string {
-  const { platform, arch } = process;
-  if (platform === 'linux') return `linux-${arch}-${isMusl() ? 'musl' : 'gnu'}`;
-  if (platform === 'win32') return `win32-${arch}-msvc`;
-  return `${platform}-${arch}`;
-}
-
-const ARCH: Record<string, string> = { x86_64: 'x64', aarch64: 'arm64', i686: 'ia32', armv7: 'arm' };
-
-/** A Rust target (`aarch64-unknown-linux-gnu`) as a package suffix (`linux-arm64-gnu`). */
-export function packageSuffix(target: string): string {
-  const [cpu, , os, abi] = target.split('-');
-  const arch = ARCH[cpu] ?? cpu;
-  if (os === 'linux') return `linux-${arch}-${abi ?? 'gnu'}`;
-  if (os === 'darwin') return `darwin-${arch}`;
-  if (os === 'windows') return `win32-${arch}-${abi ?? 'msvc'}`;
-  return `${os}-${arch}`;
-}
-
 export interface LoaderInput {
   /** What `platformTriple()` says. */
   triple: string;
-  /** Where a binary built in the checkout would be. */
-  localPath: string;
+  /** Where a binary built in the checkout would be (the first that exists is taken). */
+  localPaths: string[];
   require: NodeJS.Require;
   /** The platforms prebuilt packages exist for (package suffixes). */
   prebuilt: string[];
@@ -192,8 +165,9 @@ export interface LoaderInput {
  * Loads the binary: one built in the checkout, else the platform package; otherwise throws an
  * error (code ERR_FERRO_NATIVE_MISSING) naming the platform, what was looked for, and what to do.
  */
-export function loadBinding({ triple, localPath, require, prebuilt }: LoaderInput): NativeBinding {
-  if (existsSync(localPath)) return require(localPath) as NativeBinding;
+export function loadBinding({ triple, localPaths, require, prebuilt }: LoaderInput): NativeBinding {
+  const local = localPaths.find((p) => existsSync(p));
+  if (local) return require(local) as NativeBinding;
   const pkg = `@ferro-http/binding-${triple}`;
   let why: string;
   try {
@@ -207,7 +181,7 @@ export function loadBinding({ triple, localPath, require, prebuilt }: LoaderInpu
   const err = new Error(
     [
       `ferro: no native engine for this platform (${triple}; Node ${process.version}).`,
-      `  Looked for ${localPath}: not built.`,
+      `  Looked for ${localPaths.join(' / ')}: not built.`,
       `  Looked for the package ${pkg}: ${why}.`,
       supported
         ? `  ${triple} has a prebuilt package: reinstall ferro with optional dependencies enabled (not --omit=optional / --no-optional), for this platform.`
@@ -233,7 +207,8 @@ function load(): NativeBinding {
   }
   return loadBinding({
     triple,
-    localPath: join(root, 'native', `ferro.${triple}.node`),
+    // A source build on Windows names its file after the toolchain's target: msvc or gnu.
+    localPaths: (triple.startsWith('win32-') ? [triple, triple.replace(/-gnu$/, '-msvc')] : [triple]).map((t) => join(root, 'native', `ferro.${t}.node`)),
     require,
     prebuilt: targets.map(packageSuffix),
   });

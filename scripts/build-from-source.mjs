@@ -1,7 +1,8 @@
-// `npm install` hook. In a source checkout (Cargo.toml beside package.json) it builds the native
-// addon with cargo through the napi-rs CLI and compiles the TypeScript. Installed as a
-// dependency from the registry there is no Cargo.toml, so consumers never compile anything: the
-// loader takes the prebuilt per-platform package instead.
+// The checkout's `prepare` script: `npm install` / `npm ci` in a clone (npm 10 and 11 run the root
+// package's `prepare` for both, and for a git dependency before packing it) builds the native addon
+// with cargo through the napi-rs CLI and compiles the TypeScript. `prepare` is never run for a
+// package installed from a registry tarball, and `pack:all` publishes a manifest with no lifecycle
+// script at all, so consumers run nothing on install: optionalDependencies bring the binary.
 import { existsSync } from 'node:fs';
 import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
