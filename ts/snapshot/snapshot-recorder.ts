@@ -1,155 +1,318 @@
-// The snapshots a SnapshotAgent holds in memory: recorded interactions in order, indexed by hash,
-// with the playback position of each hash (recorded order, then the last one repeats) and the
-// maxSnapshots bound (the oldest interaction goes first).
-import type { SnapshotEntry, SnapshotRecord, SnapshotRequest } from './snapshot-format.js';
-import { snapshotHash, type SnapshotKey } from './snapshot-key.js';
-import type { MissCandidate } from './snapshot-miss.js';
+// SnapshotRecorder: the snapshots a SnapshotAgent holds, usable on its own as undici declares it.
+// It owns the matching options, the in-memory snapshots, the snapshot file (loaded and saved
+// whole, atomically) and the automatic flush; the agent routes requests through it.
+import { InvalidArgumentError } from '../core/errors.js';
+import type { DispatchOptions, IncomingHeaders } from '../core/types.js';
+import { headersAsObject, normalizeOrigin } from '../mock/mock-request.js';
+import { readSnapshotFile, writeSnapshotFile } from './snapshot-file.js';
+import { checkEntries, type SnapshotEntry, type SnapshotHeaders, type SnapshotRecord, type SnapshotRequest, type SnapshotResponse } from './snapshot-format.js';
+import { storedHeaders } from './snapshot-headers.js';
+import { snapshotKey } from './snapshot-key.js';
+import { requestBodyBytes, requestUrl, storedRequest } from './snapshot-request.js';
+import { isExcludedUrl, kind, snapshotSettings, type SnapshotSettings } from './snapshot-settings.js';
+import { SnapshotStore, type Identity, type StoredSnapshot, type StoredSnapshotInfo } from './snapshot-store.js';
 
-interface Held {
-  hash: string;
-  key: SnapshotKey;
-  record: SnapshotRecord;
+/** What a SnapshotAgent reaches inside its recorder; not part of the public class. */
+export interface RecorderCore {
+  readonly settings: SnapshotSettings;
+  readonly store: SnapshotStore;
+  /** Stores a response to `request` and marks the snapshots as changed. */
+  keep(request: SnapshotRequest, identity: Identity, response: SnapshotRecorder.RecordedResponse): void;
 }
 
-export interface SnapshotRecorderOptions {
-  /** Interactions kept at most; Infinity by default. */
-  maxSnapshots?: number;
-  /** The matched parts of a request; the recorder hashes them. */
-  keyOf: (request: SnapshotRequest) => SnapshotKey;
+let coreOf: (recorder: SnapshotRecorder) => RecorderCore;
+
+/** The recorder's internals, for the SnapshotAgent that owns it. */
+export function recorderCore(recorder: SnapshotRecorder): RecorderCore {
+  return coreOf(recorder);
+}
+
+function headersOf(value: unknown, where: string): SnapshotHeaders {
+  if (value == null) return {};
+  if (typeof value !== 'object') throw new InvalidArgumentError(`${where} must be an object or a flat array of names and values`);
+  return headersAsObject(value) ?? {};
+}
+
+/** A response as stored: headers under the header policy, the body in base64. */
+function storedResponse(response: SnapshotRecorder.RecordedResponse, settings: SnapshotSettings): SnapshotResponse {
+  if (response === null || typeof response !== 'object') {
+    throw new InvalidArgumentError(`response must be an object, got ${kind(response)}`);
+  }
+  const { statusCode, body } = response;
+  if (typeof statusCode !== 'number' || !Number.isInteger(statusCode) || statusCode < 100 || statusCode > 999) {
+    throw new InvalidArgumentError('response.statusCode must be an integer from 100 to 999');
+  }
+  let bytes: Buffer;
+  if (body == null) bytes = Buffer.alloc(0);
+  else if (typeof body === 'string') bytes = Buffer.from(body);
+  else if (body instanceof Uint8Array) bytes = Buffer.from(body.buffer, body.byteOffset, body.byteLength);
+  else throw new InvalidArgumentError(`response.body must be a string, Buffer or Uint8Array, got ${kind(body)}`);
+  return {
+    statusCode,
+    headers: storedHeaders(headersOf(response.headers, 'response.headers'), settings.headers),
+    body: bytes.toString('base64'),
+    trailers: storedHeaders(headersOf(response.trailers, 'response.trailers'), settings.headers),
+  };
 }
 
 export class SnapshotRecorder {
-  readonly #maxSnapshots: number;
-  readonly #keyOf: (request: SnapshotRequest) => SnapshotKey;
-  #held: Held[] = [];
-  #byHash = new Map<string, Held[]>();
-  /** Per hash, how many of its recordings playback has handed out. */
-  #played = new Map<string, number>();
+  readonly #settings: SnapshotSettings;
+  readonly #store: SnapshotStore;
+  #timer: NodeJS.Timeout | undefined;
+  /** Something was recorded, deleted or replaced since the snapshot file was last written or read. */
+  #dirty = false;
+  #saving: Promise<unknown> = Promise.resolve();
 
-  constructor(options: SnapshotRecorderOptions) {
-    this.#maxSnapshots = options.maxSnapshots ?? Infinity;
-    this.#keyOf = options.keyOf;
+  static {
+    coreOf = (recorder) => ({
+      settings: recorder.#settings,
+      store: recorder.#store,
+      keep: (request, identity, response) => recorder.#keep(request, identity, storedResponse(response, recorder.#settings)),
+    });
   }
 
-  /** The key and hash a request is stored and looked up under. */
-  identify(request: SnapshotRequest): { key: SnapshotKey; hash: string } {
-    const key = this.#keyOf(request);
-    return { key, hash: snapshotHash(key) };
+  constructor(options?: SnapshotRecorder.Options) {
+    if (options != null && typeof options !== 'object') {
+      throw new InvalidArgumentError(`SnapshotRecorder options must be an object, got ${kind(options)}`);
+    }
+    const settings = snapshotSettings(options ?? {});
+    this.#settings = settings;
+    this.#store = new SnapshotStore(settings.maxSnapshots, (request) => snapshotKey(request, settings.match));
+    // Playback never writes, so it needs no flushing.
+    if (settings.autoFlush && settings.mode !== 'playback') {
+      this.#timer = setInterval(() => this.#flush(), settings.flushInterval);
+      // Tests and scripts end when their work does, not when the next flush is due.
+      this.#timer.unref();
+    }
   }
 
   /**
-   * Adds an interaction after any with the same hash; returns it as a file entry. `identity` is
-   * what identify() gave for its request, when the caller has it already.
+   * Records `response` as the next answer to the request `requestOpts` describes (origin, path,
+   * method, headers, body), unless excludeUrls or shouldRecord keep it out.
    */
-  record(record: SnapshotRecord, identity?: { key: SnapshotKey; hash: string }): SnapshotEntry {
-    const { key, hash } = identity ?? this.identify(record.request);
-    this.#add({ hash, key, record });
-    while (this.#held.length > this.#maxSnapshots) this.#evictOldest();
-    return { hash, snapshot: structuredClone(record) };
+  async record(requestOpts: SnapshotRecorder.RequestOptions, response: SnapshotRecorder.RecordedResponse): Promise<void> {
+    const { info, url } = this.#describe(requestOpts);
+    const stored = storedResponse(response, this.#settings);
+    if (isExcludedUrl(this.#settings, url) || this.#settings.shouldRecord?.(info) === false) return;
+    const request = storedRequest(info, url, await requestBodyBytes(info.body), this.#settings.headers);
+    this.#keep(request, this.#store.identify(request), stored);
   }
 
-  has(hash: string): boolean {
-    return this.#byHash.has(hash);
+  /**
+   * The snapshot for the request `requestOpts` describes, with `response` the one playback gives
+   * next (the call count moves on); undefined when there is none, or excludeUrls or
+   * shouldPlayback keep the request out.
+   */
+  findSnapshot(requestOpts: SnapshotRecorder.RequestOptions): SnapshotRecorder.Snapshot | undefined {
+    const { info, url } = this.#describe(requestOpts);
+    if (isExcludedUrl(this.#settings, url) || this.#settings.shouldPlayback?.(info) === false) return undefined;
+    const hash = this.#hashOf(info, url);
+    const record = this.#store.next(hash);
+    if (record === undefined) return undefined;
+    return { ...this.#store.get(hash)!, response: structuredClone(record.response) };
   }
 
-  /** The next recorded response for `hash` in recorded order; the last one again once all were used. */
-  next(hash: string): SnapshotRecord | undefined {
-    const list = this.#byHash.get(hash);
-    if (list === undefined) return undefined;
-    const n = this.#played.get(hash) ?? 0;
-    this.#played.set(hash, n + 1);
-    return list[Math.min(n, list.length - 1)]!.record;
+  /**
+   * Replaces the snapshots held with those in `filePath` (default: options.snapshotPath). A missing
+   * file holds none; an unreadable or malformed one rejects, naming the problem.
+   */
+  async loadSnapshots(filePath?: string): Promise<void> {
+    const path = this.#pathFor(filePath);
+    const entries = await readSnapshotFile(path);
+    this.#store.replace((entries ?? []).map((e) => e.snapshot));
+    this.#store.missingFile = entries === null ? path : undefined;
+    this.#dirty = false;
   }
 
-  /** What is held under `hash` (undici's SnapshotInfo), or null. */
-  info(hash: string): SnapshotRecorder.Info | null {
-    const list = this.#byHash.get(hash);
-    if (list === undefined) return null;
-    const last = list[list.length - 1]!.record;
-    return {
-      hash,
-      request: structuredClone(last.request),
-      responseCount: list.length,
-      callCount: this.#played.get(hash) ?? 0,
-      timestamp: last.timestamp,
-    };
-  }
-
-  /** Forgets every recording under `hash`; false when there was none. */
-  delete(hash: string): boolean {
-    if (!this.#byHash.delete(hash)) return false;
-    this.#played.delete(hash);
-    this.#held = this.#held.filter((h) => h.hash !== hash);
-    return true;
-  }
-
-  /** Playback starts over from each hash's first recording. */
-  resetCallCounts(): void {
-    this.#played.clear();
-  }
-
-  /** Copies of the interactions, in recorded order. */
-  getSnapshots(): SnapshotRecord[] {
-    return this.#held.map((h) => structuredClone(h.record));
-  }
-
-  /** Copies of the interactions as file entries, in recorded order. */
-  getEntries(): SnapshotEntry[] {
-    return this.#held.map((h) => ({ hash: h.hash, snapshot: structuredClone(h.record) }));
-  }
-
-  /** Number of interactions held. */
-  size(): number {
-    return this.#held.length;
-  }
-
-  clear(): void {
-    this.#held = [];
-    this.#byHash.clear();
-    this.#played.clear();
-  }
-
-  /** Holds exactly `records` (the newest maxSnapshots of them), with hashes derived again. */
-  replace(records: readonly SnapshotRecord[]): void {
-    const identified = records.map((record) => ({ ...this.identify(record.request), record: structuredClone(record) }));
-    this.clear();
-    for (const held of identified.slice(Math.max(0, identified.length - this.#maxSnapshots))) this.#add(held);
-  }
-
-  /** Every held interaction with its key, for explaining a miss. */
-  candidates(): MissCandidate[] {
-    return this.#held.map(({ key, record }) => ({ key, record }));
-  }
-
-  #add(held: Held): void {
-    this.#held.push(held);
-    const list = this.#byHash.get(held.hash);
-    if (list === undefined) this.#byHash.set(held.hash, [held]);
-    else list.push(held);
-  }
-
-  #evictOldest(): void {
-    const oldest = this.#held.shift()!;
-    const list = this.#byHash.get(oldest.hash)!;
-    list.shift();
-    if (list.length === 0) {
-      this.#byHash.delete(oldest.hash);
-      this.#played.delete(oldest.hash);
-    } else {
-      const n = this.#played.get(oldest.hash);
-      if (n !== undefined && n > 0) this.#played.set(oldest.hash, n - 1);
+  /** Writes every snapshot held to `filePath` (default: options.snapshotPath), atomically. */
+  async saveSnapshots(filePath?: string): Promise<void> {
+    const path = this.#pathFor(filePath);
+    const entries = this.#store.entries();
+    const toDefault = path === this.#settings.snapshotPath;
+    if (toDefault) this.#dirty = false;
+    const write = this.#saving.then(() => writeSnapshotFile(path, entries));
+    this.#saving = write.catch(() => {});
+    try {
+      await write;
+    } catch (err) {
+      if (toDefault) this.#dirty = true;
+      throw err;
     }
+  }
+
+  /** Forgets every snapshot held (the file is untouched until the next save). */
+  clear(): void {
+    this.#store.clear();
+    this.#store.missingFile = undefined;
+    this.#dirty = true;
+  }
+
+  /** Copies of the snapshots, one per request, oldest first. */
+  getSnapshots(): SnapshotRecorder.Snapshot[] {
+    return this.#store.snapshots();
+  }
+
+  /** Copies of every recorded response as snapshot file entries (one per response). */
+  getEntries(): SnapshotEntry[] {
+    return this.#store.entries();
+  }
+
+  /** Number of snapshots (distinct requests) held. */
+  size(): number {
+    return this.#store.size();
+  }
+
+  /** Playback starts over: each request gets its first recorded response again. */
+  resetCallCounts(): void {
+    this.#store.resetCallCounts();
+  }
+
+  /** Forgets the snapshot of one request; false when none was held. */
+  deleteSnapshot(requestOpts: SnapshotRecorder.RequestOptions): boolean {
+    const { info, url } = this.#describe(requestOpts);
+    const deleted = this.#store.delete(this.#hashOf(info, url));
+    if (deleted) this.#dirty = true;
+    return deleted;
+  }
+
+  /** What is held for the request `requestOpts` describes, without the responses; null when nothing. */
+  getSnapshotInfo(requestOpts: SnapshotRecorder.RequestOptions): SnapshotRecorder.SnapshotInfo | null {
+    const { info, url } = this.#describe(requestOpts);
+    return this.#store.info(this.#hashOf(info, url));
+  }
+
+  /**
+   * Holds exactly `snapshotData`: undici's `{ hash, snapshot: { request, responses, … } }` or the
+   * file's `{ hash, snapshot: { request, response, timestamp } }` entries, checked field by field.
+   * Hashes are derived again under this recorder's matching options; playback starts at each
+   * request's first response.
+   */
+  replaceSnapshots(snapshotData: readonly (SnapshotRecorder.SnapshotData | SnapshotEntry)[]): void {
+    const checked = checkEntries(snapshotData, 'replaceSnapshots(entries)');
+    this.#store.replace(checked.map((e) => e.snapshot));
+    this.#store.missingFile = undefined;
+    this.#dirty = true;
+  }
+
+  /** Stops the automatic flush; nothing is written. */
+  destroy(): void {
+    if (this.#timer !== undefined) clearInterval(this.#timer);
+    this.#timer = undefined;
+  }
+
+  /**
+   * Stops the automatic flush, waits for saves under way, then writes snapshotPath if anything
+   * changed (not in playback mode). A failed automatic flush is retried here and reported.
+   */
+  async close(): Promise<void> {
+    this.destroy();
+    await this.#saving;
+    const { mode, snapshotPath } = this.#settings;
+    if (mode !== 'playback' && snapshotPath !== undefined && this.#dirty) await this.saveSnapshots();
+  }
+
+  #keep(request: SnapshotRequest, identity: Identity, response: SnapshotResponse): void {
+    const record: SnapshotRecord = { request, response, timestamp: new Date().toISOString() };
+    this.#store.record(record, identity);
+    this.#dirty = true;
+  }
+
+  /** The request as the hooks see it (origin a string, method GET by default) and its full URL. */
+  #describe(requestOpts: SnapshotRecorder.RequestOptions): { info: SnapshotRecorder.RequestInfo; url: string } {
+    if (requestOpts === null || typeof requestOpts !== 'object' || requestOpts.origin == null) {
+      throw new InvalidArgumentError('requestOpts must be an object with an origin');
+    }
+    const origin = normalizeOrigin(requestOpts.origin);
+    const info = { path: '/', ...requestOpts, method: requestOpts.method ?? 'GET', origin } as SnapshotRecorder.RequestInfo;
+    return { info, url: requestUrl(info, origin) };
+  }
+
+  #hashOf(info: SnapshotRecorder.RequestInfo, url: string): string {
+    const body = requestBodyBytes(info.body);
+    // A streamed body cannot be read here; such requests are identified without one.
+    const bytes = body instanceof Promise ? undefined : body;
+    return this.#store.identify(storedRequest(info, url, bytes, this.#settings.headers)).hash;
+  }
+
+  #pathFor(filePath: string | undefined): string {
+    const path = filePath ?? this.#settings.snapshotPath;
+    // undici's words; which call it was is in the stack.
+    if (typeof path !== 'string' || path === '') throw new InvalidArgumentError('Snapshot path is required');
+    return path;
+  }
+
+  #flush(): void {
+    if (!this.#dirty || this.#settings.snapshotPath === undefined) return;
+    // Nobody awaits a timer: a failed save leaves the snapshots dirty, and close() retries and reports it.
+    this.saveSnapshots().catch(() => {});
   }
 }
 
 export declare namespace SnapshotRecorder {
-  interface Info {
+  type SnapshotRecorderMode = 'record' | 'playback' | 'update';
+  /** What shouldRecord and shouldPlayback see: the dispatch options, the origin as a string. */
+  type RequestInfo = DispatchOptions & { origin: string };
+  /** A request to look up or record: dispatch options with an origin (method GET and path '/' by default). */
+  type RequestOptions = Partial<DispatchOptions>;
+  /** A response to record; the body is stored in base64. */
+  interface RecordedResponse {
+    statusCode?: number;
+    headers?: IncomingHeaders | readonly (string | Buffer)[] | null;
+    body?: string | Uint8Array | null;
+    trailers?: IncomingHeaders | readonly (string | Buffer)[] | null;
+  }
+  /**
+   * One request and its recorded responses. Header values are arrays when a header was repeated
+   * (undici types them as strings); a request body that is not UTF-8 is held in base64 with
+   * `bodyEncoding: 'base64'`.
+   */
+  interface Snapshot extends StoredSnapshot {
+    /** Set by findSnapshot only (as undici's): the response playback gives for this call. */
+    response?: SnapshotResponse;
+  }
+  type SnapshotInfo = StoredSnapshotInfo;
+  interface SnapshotData {
     hash: string;
-    request: SnapshotRequest;
-    /** Recordings held for the request (played in order, the last one repeating). */
-    responseCount: number;
-    /** Times playback has answered it since the last reset. */
-    callCount: number;
-    timestamp: string;
+    snapshot: Snapshot;
+  }
+  interface Options {
+    /** 'record' (default): real requests, responses kept; 'playback': snapshots only; 'update': both. */
+    mode?: SnapshotRecorderMode;
+    /** The file snapshots are loaded from and saved to. */
+    snapshotPath?: string;
+    /** Requests (snapshots) kept in memory at most, the oldest going first; Infinity by default. */
+    maxSnapshots?: number;
+    /** Save to snapshotPath every flushInterval ms when something changed; false by default. */
+    autoFlush?: boolean;
+    /** Milliseconds between automatic saves; 30000 by default. */
+    flushInterval?: number;
+    /** Only these request headers take part in matching (default: all). */
+    matchHeaders?: string[];
+    /** Request headers left out of matching, though still stored. */
+    ignoreHeaders?: string[];
+    /** Headers neither stored (request and response) nor matched; names compare case-insensitively. */
+    excludeHeaders?: string[];
+    /** Whether the request body takes part in matching; true by default. */
+    matchBody?: boolean;
+    /** The body as matched (at record and playback time); only with matchBody. */
+    normalizeBody?: (body: string | Buffer | null | undefined) => string;
+    /** Whether the query takes part in matching; true by default. */
+    matchQuery?: boolean;
+    /** The query as matched; only with matchQuery. By default: the parameters, sorted by name. */
+    normalizeQuery?: (query: URLSearchParams) => string;
+    /** Whether header names match case-sensitively; false by default. */
+    caseSensitive?: boolean;
+    /** Whether a request is recorded (record and update modes). */
+    shouldRecord?: (requestOpts: RequestInfo) => boolean;
+    /** Whether a request is played back (playback and update modes). */
+    shouldPlayback?: (requestOpts: RequestInfo) => boolean;
+    /** URLs kept out of snapshots: a string matches as a prefix or substring of the full URL. */
+    excludeUrls?: (string | RegExp)[];
+    /**
+     * Mask the values of authorization, proxy-authorization, cookie and set-cookie in snapshots
+     * (true by default). Masked headers cannot take part in matching; false stores and matches them
+     * in clear.
+     */
+    redactSecrets?: boolean;
   }
 }
