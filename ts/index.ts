@@ -70,6 +70,18 @@ export { ProxyAgent, type ProxyAgentOptions } from './proxy/proxy-agent.js';
 export { EnvHttpProxyAgent, type EnvHttpProxyAgentOptions } from './proxy/env-http-proxy-agent.js';
 export { Socks5ProxyAgent, type Socks5ProxyAgentOptions } from './proxy/socks5-proxy-agent.js';
 export { getCookies, getSetCookies, setCookie, deleteCookie, parseCookie, type Cookie } from './cookies/headers-cookies.js';
+export { CookieJar, MemoryCookieStore, SqliteCookieStore } from './cookie-jar/index.js';
+export type {
+  CookieJarOptions,
+  CookieRequestContext,
+  CookieStore,
+  SqliteCookieStoreOpts,
+  CookieJarCookie,
+  StoredCookie,
+  SameSite,
+  CookieJarJSON,
+  CookieJarJSONCookie,
+} from './cookie-jar/index.js';
 export { parseMIMEType, serializeAMimeType, type MIMEType } from './fetch/mime-type.js';
 export { setGlobalOrigin, getGlobalOrigin } from './fetch/global-origin.js';
 export { util } from './core/parse-headers.js';

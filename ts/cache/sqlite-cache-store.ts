@@ -2,7 +2,8 @@
 // survive a restart and are shared by processes using the same file. A database that is
 // corrupt, locked or otherwise failing degrades to cache misses with a warning, never an error.
 import type { Writable } from 'node:stream';
-import { InvalidArgumentError, NotSupportedError } from '../core/errors.js';
+import { InvalidArgumentError } from '../core/errors.js';
+import { loadSqlite, type Database, type SqlValue, type Statement } from '../core/node-sqlite.js';
 import {
   assertCacheKey,
   assertCacheValue,
@@ -25,35 +26,10 @@ export interface SqliteCacheStoreOpts {
   maxEntrySize?: number;
 }
 
-// The parts of node:sqlite used here (@types/node for Node 20 does not describe the module).
-type SqlValue = null | number | bigint | string | Uint8Array;
-interface Statement {
-  run(...params: SqlValue[]): unknown;
-  get(...params: SqlValue[]): Record<string, SqlValue> | undefined;
-  all(...params: SqlValue[]): Record<string, SqlValue>[];
-}
-interface Database {
-  exec(sql: string): void;
-  prepare(sql: string): Statement;
-  close(): void;
-}
-type SqliteModule = { DatabaseSync: new (location: string) => Database };
-
 const MAX_ENTRY_SIZE = 2_000_000_000;
 const TABLE = 'ferro_cache_v1';
 // A writer holding the lock is waited for this long, then the operation counts as a miss.
 const BUSY_TIMEOUT_MS = 50;
-
-function loadSqlite(): SqliteModule {
-  const getBuiltin = (process as { getBuiltinModule?: (id: string) => unknown }).getBuiltinModule;
-  const mod = getBuiltin?.call(process, 'node:sqlite') as SqliteModule | undefined;
-  if (mod === undefined) {
-    throw new NotSupportedError(
-      `SqliteCacheStore needs node:sqlite, which this runtime (Node ${process.versions.node}) does not have; use Node 22.5 or later, or MemoryCacheStore`,
-    );
-  }
-  return mod;
-}
 
 interface Statements {
   get: Statement;
@@ -80,7 +56,7 @@ export class SqliteCacheStore implements CacheStore {
     }
     this.#maxCount = sizeOption(opts.maxCount, 'maxCount', Infinity);
     this.#maxEntrySize = sizeOption(opts.maxEntrySize, 'maxEntrySize', MAX_ENTRY_SIZE, MAX_ENTRY_SIZE);
-    const { DatabaseSync } = loadSqlite();
+    const { DatabaseSync } = loadSqlite('SqliteCacheStore', 'MemoryCacheStore');
     try {
       this.#db = new DatabaseSync(opts.location ?? ':memory:');
       this.#db.exec(`

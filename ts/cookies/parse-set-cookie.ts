@@ -28,7 +28,7 @@ function parseMaxAge(value: string): number | undefined {
   return /^-?\d+$/.test(value) ? Number(value) : undefined;
 }
 
-function applyAttribute(cookie: Cookie, name: string, value: string): void {
+function applyAttribute(cookie: Cookie, name: string, value: string, defaultPath: string): void {
   switch (name.toLowerCase()) {
     case 'expires': {
       const time = new Date(value);
@@ -44,8 +44,9 @@ function applyAttribute(cookie: Cookie, name: string, value: string): void {
       cookie.domain = (value.startsWith('.') ? value.slice(1) : value).toLowerCase();
       return;
     case 'path':
-      // A missing or relative path means the default path, which without a request URL is '/'.
-      cookie.path = value.startsWith('/') ? value : '/';
+      // A relative path means the default path: the request URL's directory (the cookie jar
+      // knows it), '/' without one.
+      cookie.path = value.startsWith('/') ? value : defaultPath;
       return;
     case 'secure':
       cookie.secure = true;
@@ -63,8 +64,11 @@ function applyAttribute(cookie: Cookie, name: string, value: string): void {
   }
 }
 
-/** One Set-Cookie value as a Cookie, or null when the value is to be ignored. */
-export function parseSetCookie(header: string): Cookie | null {
+/**
+ * One Set-Cookie value as a Cookie, or null when the value is to be ignored. `defaultPath` is what
+ * a relative Path attribute becomes (an absent one leaves `path` unset).
+ */
+export function parseSetCookie(header: string, defaultPath = '/'): Cookie | null {
   if (hasCtlExceptHtab(header)) return null;
   const [pair, rest] = splitOnce(header, ';');
   const [first, second] = splitOnce(pair, '=');
@@ -78,7 +82,7 @@ export function parseSetCookie(header: string): Cookie | null {
     const [rawName, rawValue] = splitOnce(av, '=');
     const attrValue = (rawValue ?? '').trim();
     if (attrValue.length > MAX_ATTRIBUTE_VALUE) continue;
-    applyAttribute(cookie, rawName.trim(), attrValue);
+    applyAttribute(cookie, rawName.trim(), attrValue, defaultPath);
   }
   return cookie;
 }
