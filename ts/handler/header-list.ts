@@ -44,3 +44,14 @@ export function rewriteHeaders(
   for (const [name, value] of extra) out.push(name, value);
   return out;
 }
+
+/** Every value of the header `name` (lower case) in `headers`, in order. */
+export function headerValues(headers: LibHeaders | undefined, name: string): string[] {
+  const out: string[] = [];
+  for (const [key, value] of entries(headers)) {
+    if (value === undefined || String(key).toLowerCase() !== name) continue;
+    if (Array.isArray(value)) for (const v of value) out.push(v);
+    else out.push(String(value));
+  }
+  return out;
+}

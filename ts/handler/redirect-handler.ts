@@ -51,6 +51,33 @@ export function followedRedirects(context: unknown): readonly FollowedRedirect[]
  */
 export const dropOnRedirect = Symbol('ferro.dropOnRedirect');
 
+/** A redirect about to be followed, as a `redirectHook` sees it. */
+export interface RedirectHop {
+  statusCode: number;
+  headers: IncomingHeaders;
+  /** The URL that answered with the 3xx; null when the request's origin was unknown. */
+  from: URL | null;
+  /** Where the next request goes. */
+  to: URL;
+  /** The URLs requested so far, the first request's first. */
+  history: readonly URL[];
+}
+
+/**
+ * A request option (symbol-keyed): called for each redirect followed, with the 3xx and the next
+ * hop's options, it returns the options to send instead. An interceptor outside the redirect
+ * interceptor never sees the hops; the cookies interceptor stores a 3xx's Set-Cookie and builds
+ * the next hop's cookie header here. It stays on every hop's options.
+ */
+export const redirectHook = Symbol('ferro.redirectHook');
+export type RedirectHook = (hop: RedirectHop, next: DispatchOptions) => DispatchOptions;
+
+/**
+ * Set (symbol-keyed) on the options of every hop after the first: the URLs requested before it,
+ * so that an interceptor inside the redirect interceptor can tell a hop from a new request.
+ */
+export const redirectHistory = Symbol('ferro.redirectHistory');
+
 const REDIRECT_STATUS = new Set([300, 301, 302, 303, 307, 308]);
 // Credentials meant for one origin only (Fetch's CORS-non-wildcard request-header names et al.).
 const CROSS_ORIGIN_DROPPED = new Set(['authorization', 'proxy-authorization', 'cookie']);
@@ -221,7 +248,7 @@ export class RedirectHandler implements DispatchHandler {
       (bound !== undefined && bound.includes(name)) ||
       (crossOrigin && (CROSS_ORIGIN_DROPPED.has(name) || (stripCross !== null && stripCross.has(name))));
     this.#followed().push({ statusCode, headers, receivedAt: Date.now(), to: origin === null && !crossOrigin ? null : target.href });
-    return {
+    const next: DispatchOptions = {
       ...opts,
       method,
       body,
@@ -229,7 +256,16 @@ export class RedirectHandler implements DispatchHandler {
       path: target.pathname + target.search,
       origin: origin === null && !crossOrigin ? opts.origin : target.origin,
       query: null,
-    };
+      [redirectHistory]: this.history,
+    } as DispatchOptions;
+    const hook = (opts as { [redirectHook]?: RedirectHook })[redirectHook];
+    if (hook === undefined) return next;
+    try {
+      return hook({ statusCode, headers, from: origin === null ? null : current, to: target, history: this.history }, next);
+    } catch (err) {
+      controller.abort(err as Error);
+      return undefined;
+    }
   }
 
   /** The record of followed redirects on `history`, made at the first (most requests never need it). */

@@ -8,6 +8,7 @@ import { cache } from './cache.js';
 import { deduplicate } from './deduplicate.js';
 import { decompress } from './decompress.js';
 import { dns } from './dns.js';
+import { cookies } from './cookies.js';
 import type { CacheInterceptorOptions } from './cache.js';
 import type { DeduplicateInterceptorOptions } from './deduplicate.js';
 import type { DecompressInterceptorOptions } from './decompress.js';
@@ -22,11 +23,13 @@ export const interceptors = {
   deduplicate,
   decompress,
   dns,
+  cookies,
 };
 export type { CacheInterceptorOptions } from './cache.js';
 export type { DeduplicateInterceptorOptions, PendingRequestsMessage } from './deduplicate.js';
 export type { DecompressInterceptorOptions } from './decompress.js';
 export type { DNSInterceptorOptions, DNSInterceptorRecord, DNSInterceptorOriginRecords, DNSStorage } from './dns.js';
+export type { CookiesInterceptorOptions } from './cookies.js';
 export type { DumpInterceptorOpts } from './dump.js';
 export type { RedirectInterceptorOpts } from './redirect.js';
 export type { RetryInterceptorOpts } from './retry.js';
