@@ -1,12 +1,12 @@
-// install() (ts/fetch/install.ts): ferro's fetch, the WHATWG classes and WebSocket on globalThis,
+// install() (ts/fetch/install.ts): ferro's fetch, the WHATWG classes, WebSocket and EventSource on globalThis,
 // as undici's install().
 import { afterEach, describe, expect, it } from 'vitest';
-import { CloseEvent, ErrorEvent, fetch, FormData, Headers, install, MessageEvent, Request, Response, WebSocket } from '../ts/index.js';
+import { CloseEvent, ErrorEvent, EventSource, fetch, FormData, Headers, install, MessageEvent, Request, Response, WebSocket } from '../ts/index.js';
 import * as servers from './fixtures/servers.js';
 import { useCleanup } from './fixtures/cleanup.js';
 
 const cleanup = useCleanup();
-const NAMES = ['fetch', 'Headers', 'Request', 'Response', 'FormData', 'WebSocket', 'CloseEvent', 'ErrorEvent', 'MessageEvent'];
+const NAMES = ['fetch', 'Headers', 'Request', 'Response', 'FormData', 'WebSocket', 'CloseEvent', 'ErrorEvent', 'MessageEvent', 'EventSource'];
 const globals = globalThis as unknown as Record<string, unknown>;
 const saved = Object.fromEntries(NAMES.map((n) => [n, globals[n]]));
 afterEach(() => void Object.assign(globals, saved));
@@ -16,6 +16,7 @@ describe('install()', () => {
     install();
     expect(globals.fetch).toBe(fetch);
     expect(globals.WebSocket).toBe(WebSocket);
+    expect(globals.EventSource).toBe(EventSource);
     expect([globals.CloseEvent, globals.ErrorEvent, globals.MessageEvent]).toEqual([CloseEvent, ErrorEvent, MessageEvent]);
     // The WHATWG classes ferro exports are Node's own: the globals are those classes themselves.
     for (const [name, cls] of Object.entries({ Headers, Request, Response, FormData })) {

@@ -61,6 +61,8 @@ export { cacheStores } from './cache/index.js';
 export type { CacheStore, CacheKey, CacheValue, GetResult, CacheControlDirectives, CacheMethods, MemoryCacheStoreOpts, SqliteCacheStoreOpts } from './cache/index.js';
 export { publishUndiciChannels } from './core/diagnostics.js';
 export { WebSocket, ping, type WebSocketInit, type BinaryType, type WebSocketEventMap } from './websocket/websocket.js';
+export { EventSource, type EventSourceInit, type EventSourceEventMap } from './eventsource/eventsource.js';
+export type { EventSourceOptions } from './eventsource/eventsource-options.js';
 export { MessageEvent, CloseEvent, ErrorEvent } from './websocket/events.js';
 export { WebSocketStream, WebSocketError, type WebSocketStreamOptions, type WebSocketCloseInfo, type WebSocketOpenInfo } from './websocket/stream.js';
 export type { WebSocketOptions } from './websocket/limits.js';

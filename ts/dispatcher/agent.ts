@@ -41,6 +41,7 @@ export class Agent extends DispatcherBase {
       throw new InvalidArgumentError('maxOrigins must be a number greater than 0');
     }
     this.setWebSocketOptions(opts.webSocket);
+    this.setEventSourceOptions(opts.eventSource);
     this.#opts = { ...opts };
   }
 

@@ -9,6 +9,7 @@ export class Client extends EngineDispatcher {
   constructor(url: string | URL | UrlObject, options: ClientOptions = {}) {
     super(url, options ?? {}, 1);
     this.setWebSocketOptions(options?.webSocket);
+    this.setEventSourceOptions(options?.eventSource);
   }
 }
 

@@ -7,6 +7,7 @@ import { assertHandlerObject } from '../core/request.js';
 import type { DispatchHandler } from '../core/types.js';
 import { Dispatcher } from './dispatcher.js';
 import { DEFAULT_LIMITS, resolveLimits, type WebSocketLimits, type WebSocketOptions } from '../websocket/limits.js';
+import { DEFAULT_EVENT_SOURCE_OPTIONS, resolveEventSourceOptions, type EventSourceOptions } from '../eventsource/eventsource-options.js';
 
 export type LifecycleCallback = (err: Error | null, data: null) => void;
 
@@ -41,6 +42,18 @@ export abstract class DispatcherBase extends Dispatcher {
     if (opts == null) return;
     if (typeof opts !== 'object') throw new InvalidArgumentError('webSocket must be an object');
     this.#webSocket = resolveLimits(opts as WebSocketOptions, null, (message) => new InvalidArgumentError(message));
+  }
+
+  #eventSource: Readonly<Required<EventSourceOptions>> = DEFAULT_EVENT_SOURCE_OPTIONS;
+
+  /** undici's getter: the limits EventSources made through this dispatcher parse with. */
+  get eventSourceOptions(): Required<EventSourceOptions> {
+    return { ...this.#eventSource };
+  }
+
+  /** Takes the `eventSource` option (undici's, beside `webSocket`). */
+  protected setEventSourceOptions(opts: unknown): void {
+    this.#eventSource = resolveEventSourceOptions(opts);
   }
 
   get closed(): boolean {

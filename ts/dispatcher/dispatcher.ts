@@ -34,6 +34,7 @@ import type {
 import type * as T from '../core/types.js';
 import { checkComposeOrder } from './compose-order.js';
 import { dispatcherLimits, type WebSocketOptions } from '../websocket/limits.js';
+import type { EventSourceOptions } from '../eventsource/eventsource-options.js';
 import type { UndiciError } from '../core/errors.js';
 
 /** The events a dispatcher emits and their arguments, as undici types them. */
@@ -184,6 +185,11 @@ export abstract class DelegatingDispatcher extends Dispatcher {
   /** The wrapped dispatcher's WebSocket limits (undici's wrappers forward them too). */
   get webSocketOptions(): WebSocketOptions | undefined {
     return dispatcherLimits(this.inner) ?? undefined;
+  }
+
+  /** The wrapped dispatcher's EventSource limits, likewise. */
+  get eventSourceOptions(): EventSourceOptions | undefined {
+    return (this.inner as { eventSourceOptions?: EventSourceOptions }).eventSourceOptions;
   }
 
   // Requests go where the wrapped dispatcher sends them.

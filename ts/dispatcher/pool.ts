@@ -39,6 +39,7 @@ export class Pool extends EngineDispatcher {
     if (factory != null && typeof factory !== 'function') throw new InvalidArgumentError('factory must be a function.');
     super(url, engineOptions, connections);
     this.setWebSocketOptions(engineOptions.webSocket);
+    this.setEventSourceOptions(engineOptions.eventSource);
     if (factory == null && clientTtl == null) {
       this.#clients = null;
       return;

@@ -8,6 +8,7 @@ import { planConnector } from './connector-plan.js';
 import { h2PoolConfig, type H2Options } from './h2-options.js';
 import { tlsConfig } from './tls-options.js';
 import type { WebSocketOptions } from '../../websocket/limits.js';
+import type { EventSourceOptions } from '../../eventsource/eventsource-options.js';
 
 export interface EngineDispatcherOptions {
   socketPath?: string | null;
@@ -40,6 +41,8 @@ export interface EngineDispatcherOptions {
   useH2c?: boolean;
   /** Limits of WebSocket connections made through this dispatcher (undici's option). */
   webSocket?: WebSocketOptions | null;
+  /** Limits of EventSources made through this dispatcher (undici's option). */
+  eventSource?: EventSourceOptions | null;
   /**
    * How the engine is driven (docs/performance.md): `'inline'` on this thread's event loop,
    * `'threaded'` on a thread of its own. Default: `FERRO_ENGINE`, else chosen for the machine.
