@@ -14,6 +14,7 @@ import {
   SocketError,
   UndiciError,
 } from '../core/errors.js';
+import { parseSocketInfo } from './addrs.js';
 
 /** The engine's error codes, named as crates/engine/src/error.rs's `ErrorCode` variants. */
 export const ErrorCode = {
@@ -51,10 +52,11 @@ export function releaseUserError(key: string): void {
 
 export const USER_ERROR = ErrorCode.User;
 
-export function engineError(code: number, errno: string, message: string): Error {
+/** `socket`: the connection the error happened on (an error record's socket field), if any. */
+export function engineError(code: number, errno: string, message: string, socket = ''): Error {
   switch (code) {
     case ErrorCode.Socket:
-      return new SocketError(message);
+      return new SocketError(message, parseSocketInfo(socket));
     case ErrorCode.Parser:
       return new HTTPParserError(`Parse Error: ${message}`, 'HPE_INVALID_CONSTANT');
     case ErrorCode.ContentLengthMismatch:

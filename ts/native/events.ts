@@ -46,7 +46,8 @@ export interface RequestSink {
   onEngineHead(status: number, reason: string, headers: IncomingHeaders, raw: string[]): void;
   onEngineData(chunk: Buffer): void;
   onEngineEnd(trailers: IncomingHeaders, raw: string[]): void;
-  onEngineError(code: number, errno: string, message: string): void;
+  /** `socket`: the connection it happened on (an error record's socket field; '' for none). */
+  onEngineError(code: number, errno: string, message: string, socket: string): void;
   onEngineRetry(): void;
   /** 101 / CONNECT 2xx: the connection is now a tunnel; DATA and END carry its bytes. */
   onEngineUpgrade(status: number, reason: string, headers: IncomingHeaders, raw: string[], addrs: string): void;
@@ -66,7 +67,7 @@ export interface PoolSink {
   onEngineConnecting?(): void;
   /** `info` is "<h1|h2>|<addrs>" (addresses as UPGRADE carries them). */
   onEngineConnected(info: string): void;
-  onEngineDisconnected(code: number, message: string): void;
+  onEngineDisconnected(code: number, message: string, socket: string): void;
   onEngineConnectFailed(code: number, errno: string, message: string): void;
   /** A bridged pool needs a socket for bridge `bridgeId` (ts/dispatcher/engine/bridged-sockets.ts). */
   onEngineBridgeOpen?(bridgeId: number): void;
@@ -140,12 +141,15 @@ function readHead(b: Batch, o: number): { status: number; reason: string; header
   return { status, reason, headers, raw, end };
 }
 
-function readError(b: Batch, o: number, end: number): [number, string, string] {
+/** An error record: code, errno, the connection it happened on ('' for none), message. */
+function readError(b: Batch, o: number, end: number): [number, string, string, string] {
   const code = u16(b, o);
   const el = u16(b, o + 2);
   const errno = b.latin1Slice(o + 4, o + 4 + el);
-  const message = b.utf8Slice(o + 4 + el, end);
-  return [code, errno, message];
+  const sAt = o + 6 + el;
+  const socket = b.latin1Slice(sAt, sAt + u16(b, o + 4 + el));
+  const message = b.utf8Slice(sAt + socket.length, end);
+  return [code, errno, message, socket];
 }
 
 /**
@@ -174,7 +178,7 @@ export function decodeBatch(
         const chunk = own?.[next++];
         // Missing only if JS memory could not be had for it: fail the request, never lose bytes.
         if (chunk !== undefined) requests.get(id)?.onEngineData(chunk);
-        else requests.get(id)?.onEngineError(ErrorCode.Internal, '', 'a response body chunk could not be handed to JavaScript');
+        else requests.get(id)?.onEngineError(ErrorCode.Internal, '', 'a response body chunk could not be handed to JavaScript', '');
         continue;
       }
       deliver(b, kind, id, start, end, requests, pools, bridges);
@@ -216,8 +220,8 @@ function deliver(
   } else if (kind === ERROR) {
     const sink = requests.get(id);
     if (sink === undefined) return;
-    const [code, errno, message] = readError(b, start, end);
-    sink.onEngineError(code, errno, message);
+    const [code, errno, message, socket] = readError(b, start, end);
+    sink.onEngineError(code, errno, message, socket);
   } else if (kind === UPGRADE) {
     const sink = requests.get(id);
     if (sink === undefined) return;
@@ -235,8 +239,8 @@ function deliver(
   } else if (kind === SENT) {
     requests.get(id)?.onEngineSent?.(b.latin1Slice(start, end));
   } else if (kind === DISCONNECTED) {
-    const [code, , message] = readError(b, start, end);
-    pools.get(id)?.onEngineDisconnected(code, message);
+    const [code, , message, socket] = readError(b, start, end);
+    pools.get(id)?.onEngineDisconnected(code, message, socket);
   } else if (kind === CONNECT_FAILED) {
     const [code, errno, message] = readError(b, start, end);
     pools.get(id)?.onEngineConnectFailed(code, errno, message);

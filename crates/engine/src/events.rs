@@ -36,7 +36,10 @@
 //! A header list is `count: u16`, then per field `name_len: u16, name, value_len: u32, value`. A
 //! `name_len` with the top bit set is no length but the index of a known name (`header_names.rs`)
 //! in its low 15 bits, and no name bytes follow.
-//! An error record is `code: u16, errno_len: u16, errno (e.g. "ECONNREFUSED", may be empty), message`.
+//! An error record is `code: u16, errno_len: u16, errno (e.g. "ECONNREFUSED", may be empty),
+//! socket_len: u16, socket, message`. `socket` describes the connection the error happened on (JS
+//! fills `SocketError.socket` from it), "bytesWritten|bytesRead|<addresses as UPGRADE carries
+//! them>", or is empty where no connection is concerned (a connect failure, a bad request).
 use crate::codes::code_consts;
 use crate::error::ErrorCode;
 use crate::h1::{Head, HeaderBlock};
@@ -107,6 +110,12 @@ impl Batch {
         self.own.clear();
         self.own_len = 0;
     }
+}
+
+/// An error record's `socket` field: a connection's byte counts and addresses. Built only when an
+/// error is reported, never per request.
+pub fn socket_info(bytes_written: u64, bytes_read: u64, addrs: &str) -> String {
+    format!("{bytes_written}|{bytes_read}|{addrs}")
 }
 
 /// Appends events to a batch. Writes the header with a placeholder length and patches it,
@@ -200,11 +209,18 @@ impl<'a> Writer<'a> {
     }
 
     pub fn error(&mut self, kind: u8, id: u32, code: ErrorCode, errno: &str, message: &str) {
-        let at = self.begin(kind, id, 4 + errno.len() + message.len());
+        self.socket_error(kind, id, code, errno, "", message);
+    }
+
+    /// An error record naming the connection it happened on (`socket`: see `socket_info`).
+    pub fn socket_error(&mut self, kind: u8, id: u32, code: ErrorCode, errno: &str, socket: &str, message: &str) {
+        let at = self.begin(kind, id, 6 + errno.len() + socket.len() + message.len());
         self.out.extend_from_slice(&(code as u16).to_le_bytes());
-        let errno = &errno.as_bytes()[..errno.len().min(u16::MAX as usize)];
-        self.out.extend_from_slice(&(errno.len() as u16).to_le_bytes());
-        self.out.extend_from_slice(errno);
+        for field in [errno, socket] {
+            let field = &field.as_bytes()[..field.len().min(u16::MAX as usize)];
+            self.out.extend_from_slice(&(field.len() as u16).to_le_bytes());
+            self.out.extend_from_slice(field);
+        }
         self.out.extend_from_slice(message.as_bytes());
         self.finish(at);
     }

@@ -44,6 +44,7 @@ pub(crate) trait ConnOwner: Send + Sync + 'static {
     fn connect_failed(&self, conn: u64, code: ErrorCode, errno: &str, msg: &str);
     /// The connection became an upgraded tunnel: it leaves the pool.
     fn detached(&self, conn: u64);
-    /// A connected connection ended; requests it handed back are already re-queued.
-    fn disconnected(&self, conn: u64, code: ErrorCode, msg: &str);
+    /// A connected connection ended; requests it handed back are already re-queued. `socket`
+    /// describes it for JS (`events::socket_info`; may be empty).
+    fn disconnected(&self, conn: u64, code: ErrorCode, msg: &str, socket: &str);
 }

@@ -367,10 +367,10 @@ impl ConnOwner for Pool {
 
     /// Its slot is free again.
     fn detached(&self, conn: u64) {
-        self.disconnected(conn, ErrorCode::Info, "upgrade");
+        self.disconnected(conn, ErrorCode::Info, "upgrade", "");
     }
 
-    fn disconnected(&self, conn: u64, code: ErrorCode, msg: &str) {
+    fn disconnected(&self, conn: u64, code: ErrorCode, msg: &str, socket: &str) {
         let st = {
             let mut st = self.state.lock();
             st.live -= 1;
@@ -385,7 +385,7 @@ impl ConnOwner for Pool {
         // Work may remain (re-queued requests, or requests that arrived while every connection was busy).
         self.arc().kick_locked(st);
         if !self.state.lock().destroyed {
-            self.emit(|w| w.error(events::DISCONNECTED, self.id, code, "", msg));
+            self.emit(|w| w.socket_error(events::DISCONNECTED, self.id, code, "", socket, msg));
         }
     }
 }

@@ -55,3 +55,13 @@ impl Events {
         self.0.lock().iter().filter(|(_, i, _)| *i == id).map(|(k, _, _)| *k).collect()
     }
 }
+
+/// An error record's fields (`events.rs`): code, errno, socket, message.
+pub(crate) fn error_record(p: &[u8]) -> (u16, String, String, String) {
+    let u16_at = |at: usize| u16::from_le_bytes([p[at], p[at + 1]]);
+    let text = |r: std::ops::Range<usize>| String::from_utf8_lossy(&p[r]).into_owned();
+    let el = usize::from(u16_at(2));
+    let sl = usize::from(u16_at(4 + el));
+    let socket_at = 6 + el;
+    (u16_at(0), text(4..4 + el), text(socket_at..socket_at + sl), text(socket_at + sl..p.len()))
+}

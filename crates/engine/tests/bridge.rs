@@ -95,9 +95,11 @@ fn error_code(payload: &[u8]) -> u16 {
     u16::from_le_bytes([payload[0], payload[1]])
 }
 
+/// The message after the errno and socket fields (see `events.rs`).
 fn error_message(payload: &[u8]) -> String {
     let el = u16::from_le_bytes([payload[2], payload[3]]) as usize;
-    String::from_utf8_lossy(&payload[4 + el..]).into_owned()
+    let sl = u16::from_le_bytes([payload[4 + el], payload[5 + el]]) as usize;
+    String::from_utf8_lossy(&payload[6 + el + sl..]).into_owned()
 }
 
 fn setup(connect_timeout: Option<Duration>) -> (Engine, Arc<Sink>, Arc<ferro_engine::Pool>) {

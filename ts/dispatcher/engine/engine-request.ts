@@ -212,8 +212,8 @@ export class EngineRequest extends RequestController implements RequestSink {
     this.end(trailers);
   }
 
-  onEngineError(code: number, errno: string, message: string): void {
-    this.fail(engineError(code, errno, message));
+  onEngineError(code: number, errno: string, message: string, socket: string): void {
+    this.fail(engineError(code, errno, message, socket));
   }
 
   onEngineSent(addrs: string): void {

@@ -51,8 +51,8 @@ export class EngineSocket extends Duplex implements RequestSink {
     this.push(null);
   }
 
-  onEngineError(code: number, errno: string, message: string): void {
-    this.destroy(engineError(code, errno, message));
+  onEngineError(code: number, errno: string, message: string, socket: string): void {
+    this.destroy(engineError(code, errno, message, socket));
   }
 
   /** The tunnel has room for more of what is written. */

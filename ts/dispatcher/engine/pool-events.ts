@@ -3,6 +3,7 @@
 // sockets a pool asks for.
 import type { PoolSink } from '../../native/events.js';
 import { engineError, ErrorCode } from '../../native/error-codes.js';
+import { parseSocketInfo } from '../../native/addrs.js';
 import { ClientDestroyedError, SocketError } from '../../core/errors.js';
 import { connectionEvents } from '../../core/diagnostics.js';
 import type { Dispatcher } from '../dispatcher.js';
@@ -14,13 +15,13 @@ const PEER_CLOSED = 'other side closed';
 const POOL_CLOSED = 'closed';
 
 /** The error a connection's end is reported with, in undici's classes. */
-function disconnectError(code: number, message: string): Error {
+function disconnectError(code: number, message: string, socket: string): Error {
   if (code === ErrorCode.Info) {
-    if (message === PEER_CLOSED) return new SocketError(message);
+    if (message === PEER_CLOSED) return new SocketError(message, parseSocketInfo(socket));
     // undici's close() destroys what it closes.
     if (message === POOL_CLOSED) return new ClientDestroyedError();
   }
-  return engineError(code, '', message);
+  return engineError(code, '', message, socket);
 }
 
 export class PoolEvents implements PoolSink {
@@ -54,11 +55,11 @@ export class PoolEvents implements PoolSink {
     this.#dispatcher.emit('connect', this.#origin, [this.#dispatcher]);
   }
 
-  onEngineDisconnected(code: number, message: string): void {
+  onEngineDisconnected(code: number, message: string, socket: string): void {
     this.#live--;
     // The engine counts a peer's close of an idle connection as informational (nothing was lost),
     // undici reports it as SocketError 'other side closed': users branch on that class and code.
-    const err = disconnectError(code, message);
+    const err = disconnectError(code, message, socket);
     // After what the same batch finished: a response's body emits 'end' on later ticks, and
     // undici's 'disconnect' (a socket 'close') comes after it.
     setImmediate(() => this.#dispatcher.emit('disconnect', this.#origin, [this.#dispatcher], err));

@@ -21,6 +21,8 @@ pub(super) struct Buffers {
     last_burst: usize,
     /// An end or error met after some bytes were read, reported by the next `read`.
     deferred: Option<io::Result<usize>>,
+    /// Every byte that went out on the socket (`SocketError.socket.bytesWritten`).
+    sent: u64,
 }
 
 impl Buffers {
@@ -31,6 +33,7 @@ impl Buffers {
             wpos: 0,
             last_burst: 0,
             deferred: None,
+            sent: 0,
         }
     }
 
@@ -83,6 +86,11 @@ impl Buffers {
         self.wpos
     }
 
+    /// Every byte written to the socket so far.
+    pub fn sent(&self) -> u64 {
+        self.sent
+    }
+
     /// Writes as much of `wbuf` as the socket takes. `Ok((progress, all_out))`: whether any byte
     /// went, and whether the buffer just emptied (it is then cleared).
     pub fn write<T: AsyncWrite + Unpin>(&mut self, io: &mut T, cx: &mut Context<'_>) -> io::Result<(bool, bool)> {
@@ -92,6 +100,7 @@ impl Buffers {
                 Poll::Ready(Ok(0)) => return Err(io::ErrorKind::WriteZero.into()),
                 Poll::Ready(Ok(n)) => {
                     self.wpos += n;
+                    self.sent += n as u64;
                     progress = true;
                 }
                 Poll::Ready(Err(e)) => return Err(e),

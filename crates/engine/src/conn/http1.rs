@@ -500,9 +500,10 @@ impl Http1 {
         // Without a failure cause (clean close with requests aboard, e.g. the server closed after
         // `connection: close`), requests that cannot be re-sent fail as a socket error.
         let fail_code = if code == ErrorCode::Info { ErrorCode::Socket } else { code };
+        let socket = events::socket_info(self.bufs.sent(), self.read_total, &self.addrs);
         shared.emit(|w| {
             for id in &failed {
-                w.error(events::ERROR, *id, fail_code, errno, &message);
+                w.socket_error(events::ERROR, *id, fail_code, errno, &socket, &message);
             }
             for r in &requeue {
                 w.empty(events::RETRY, r.id);
@@ -514,7 +515,7 @@ impl Http1 {
         if !requeue.is_empty() {
             pool.requeue(requeue);
         }
-        pool.disconnected(self.id, code, &message);
+        pool.disconnected(self.id, code, &message, &socket);
     }
 }
 
@@ -546,7 +547,7 @@ impl Drop for Http1 {
             // Otherwise the pool would count this connection forever and, at its connection
             // limit, never open another one: later requests would wait for ever.
             self.left_pool = true;
-            self.pool.disconnected(self.id, ErrorCode::Internal, "connection task ended unexpectedly");
+            self.pool.disconnected(self.id, ErrorCode::Internal, "connection task ended unexpectedly", "");
         }
         if ids.is_empty() {
             return;

@@ -152,7 +152,7 @@ impl ConnOwner for Owner {
     fn detached(&self, _: u64) {
         panic!("an h2 session never becomes a tunnel");
     }
-    fn disconnected(&self, _: u64, _: ErrorCode, _: &str) {
+    fn disconnected(&self, _: u64, _: ErrorCode, _: &str, _: &str) {
         self.calls.lock()[2] += 1;
     }
 }

@@ -1,6 +1,7 @@
 //! HTTP/2 over a connection whose ALPN chose `h2`: the `h2` crate does framing, HPACK and flow
 //! control; this module maps the pool's requests onto streams and the streams' results onto the
 //! same events HTTP/1.1 produces, so everything above the engine is protocol-agnostic.
+mod counted;
 pub mod options;
 mod request;
 mod response;

@@ -9,6 +9,7 @@
 //! queue once when their body can be sent again, the others run to their end. A session with no
 //! stream open for `keepAliveTimeout` closes (a server's graceful close waits for it), and with
 //! `pingInterval` a PING still unanswered when the next is due ends the session as unresponsive.
+use super::counted::Counted;
 use super::request;
 use super::response::describe;
 use super::stream::{Outcome, Signals, Stream};
@@ -78,7 +79,9 @@ where
         .initial_window_size(o.initial_window_size)
         .initial_connection_window_size(o.connection_window_size)
         .max_header_list_size(pool.opts().max_header_size.min(u32::MAX as usize) as u32);
-    let (send, mut connection): (SendRequest<Bytes>, Connection<T, Bytes>) = match builder.handshake(io).await {
+    let signals = Arc::new(Signals { addrs: addrs.clone(), ..Signals::default() });
+    let io = Counted::new(io, signals.clone());
+    let (send, mut connection): (SendRequest<Bytes>, Connection<Counted<T>, Bytes>) = match builder.handshake(io).await {
         Ok(pair) => pair,
         Err(e) => {
             let (code, msg) = describe(&e);
@@ -107,7 +110,7 @@ where
         ping,
         idle: None,
         asked_for_more: false,
-        signals: Arc::default(),
+        signals,
     };
     let mut connection = Some(connection);
     poll_fn(|cx| session.poll(cx, &mut connection)).await;
@@ -198,9 +201,11 @@ impl Session {
             return;
         }
         let pool = self.pool.clone();
+        let socket = self.signals.socket_info();
         pool.shared().emit(|w| {
             for (r, code, msg) in &fail {
-                w.error(events::ERROR, r.id, *code, "", msg);
+                let socket = if *code == ErrorCode::Socket { socket.as_str() } else { "" };
+                w.socket_error(events::ERROR, r.id, *code, "", socket, msg);
             }
             for r in &retry {
                 w.empty(events::RETRY, r.id);
@@ -362,7 +367,7 @@ impl Session {
             End::Failed(c, m) => (*c, m.clone()),
         };
         self.gone = Some(end);
-        self.pool.disconnected(self.conn_id, code, &msg);
+        self.pool.disconnected(self.conn_id, code, &msg, &self.signals.socket_info());
     }
 }
 

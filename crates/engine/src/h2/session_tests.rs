@@ -49,7 +49,7 @@ async fn a_socket_that_fails_on_write_fails_the_request_waiting_for_its_response
     broken.store(true, Ordering::SeqCst);
     pool.dispatch(7, "GET\0/\0".into(), None, 0, StreamLength::Chunked, None, None, true).unwrap();
     let err = events.until(events::ERROR, 7).await.expect("the request fails instead of waiting forever");
-    let message = String::from_utf8_lossy(&err[4..]).into_owned();
+    let (_, _, _, message) = crate::test_events::error_record(&err);
     assert!(message.starts_with("HTTP/2: "), "{message}");
 }
 

@@ -13,7 +13,7 @@ use ::h2::{Reason, RecvStream, SendStream};
 use std::collections::VecDeque;
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::task::{Context, Poll};
 use std::time::Duration;
@@ -37,6 +37,18 @@ pub(crate) struct Signals {
     /// Set by a stream the server's GOAWAY failed. The h2 crate would still open streams on the
     /// session, which the server ignores: the session must take no more work.
     pub goaway: AtomicBool,
+    /// The connection's addresses, and the bytes its socket moved (`counted.rs`): what an error
+    /// record's socket field says (`socket_info`).
+    pub addrs: String,
+    pub sent: AtomicU64,
+    pub read: AtomicU64,
+}
+
+impl Signals {
+    /// The session's connection, for an error record (`events::socket_info`).
+    pub fn socket_info(&self) -> String {
+        events::socket_info(self.sent.load(Ordering::Relaxed), self.read.load(Ordering::Relaxed), &self.addrs)
+    }
 }
 
 /// Where the request body stands.
@@ -376,7 +388,8 @@ impl Stream {
     fn error(&mut self, code: ErrorCode, msg: &str) -> Outcome {
         let id = self.id;
         if !self.ctl.aborted() {
-            self.pool.shared().emit(|w: &mut Writer<'_>| w.error(events::ERROR, id, code, "", msg));
+            let socket = if code == ErrorCode::Socket { self.signals.socket_info() } else { String::new() };
+            self.pool.shared().emit(|w: &mut Writer<'_>| w.socket_error(events::ERROR, id, code, "", &socket, msg));
         }
         self.settle()
     }
@@ -413,7 +426,8 @@ impl Drop for Stream {
             self.pool.shared().forget(id);
             if !self.ctl.aborted() && !self.pool.destroyed() {
                 let (code, msg) = self.signals.teardown.get().cloned().unwrap_or((ErrorCode::Socket, "HTTP/2: the session closed".into()));
-                self.pool.shared().emit(|w| w.error(events::ERROR, id, code, "", &msg));
+                let socket = self.signals.socket_info();
+                self.pool.shared().emit(|w| w.socket_error(events::ERROR, id, code, "", &socket, &msg));
             }
         }
     }
