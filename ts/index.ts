@@ -49,7 +49,7 @@ export { SnapshotRecorder } from './snapshot/snapshot-recorder.js';
 export type { SnapshotEntry, SnapshotRecord, SnapshotRequest, SnapshotResponse, SnapshotHeaders } from './snapshot/snapshot-format.js';
 export { BalancedPool, type BalancedPoolOptions } from './dispatcher/balanced-pool.js';
 export { RoundRobinPool, type RoundRobinPoolOptions } from './dispatcher/round-robin-pool.js';
-export type { PoolStats } from './dispatcher/stats.js';
+export type { ClientStats, PoolStats } from './dispatcher/stats.js';
 export { buildConnector, type Connector, type ConnectorBuildOptions, type ConnectorOptions, type ConnectorCallback } from './core/connector.js';
 export { interceptors } from './interceptor/index.js';
 export { DecoratorHandler } from './handler/decorator-handler.js';

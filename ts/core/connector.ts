@@ -19,6 +19,11 @@ export interface ConnectorBuildOptions extends Omit<tls.ConnectionOptions, 'time
   keepAlive?: boolean | null;
   keepAliveInitialDelay?: number | null;
   localAddress?: string | null;
+  // net.connect's TCP options, passed on as they are (a Client given them uses Node's sockets).
+  localPort?: number;
+  family?: number;
+  autoSelectFamily?: boolean;
+  autoSelectFamilyAttemptTimeout?: number;
 }
 
 /** What a Client passes to a connector for each connection. */

@@ -2,14 +2,30 @@
 import type { UrlObject } from '../core/url.js';
 import { EngineDispatcher, type EngineDispatcherOptions } from './engine/engine-dispatcher.js';
 import type { SocketInfo as ErrorSocketInfo } from '../core/errors.js';
+import { ClientStats } from './stats.js';
 
 export type ClientOptions = EngineDispatcherOptions;
 
 export class Client extends EngineDispatcher {
+  readonly #pipelining: number;
+
   constructor(url: string | URL | UrlObject, options: ClientOptions = {}) {
     super(url, options ?? {}, 1);
+    this.#pipelining = options?.pipelining ?? 1;
     this.setWebSocketOptions(options?.webSocket);
     this.setEventSourceOptions(options?.eventSource);
+  }
+
+  /**
+   * Requests sent on the connection before earlier ones are answered (the `pipelining` option;
+   * 0: keep-alive off). Read-only: the engine's connection takes it when the client is made.
+   */
+  get pipelining(): number {
+    return this.#pipelining;
+  }
+
+  override get stats(): ClientStats {
+    return new ClientStats(this.engineStats());
   }
 }
 

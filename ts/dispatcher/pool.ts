@@ -54,7 +54,7 @@ export class Pool extends EngineDispatcher {
   }
 
   override get stats(): PoolStats {
-    return this.#clients?.stats ?? super.stats;
+    return this.#clients?.stats ?? this.engineStats();
   }
 
   override dispatch(opts: DispatchOptions, handler: DispatchHandler): boolean {

@@ -68,6 +68,16 @@ function withClientOptions(c: Connector, opts: Options): Connector {
   return (target, cb) => c({ ...target, ...added }, cb);
 }
 
+/**
+ * The client's happy-eyeballs options as net.connect takes them, when set (checked in
+ * pool-options.ts); an attempt timeout alone implies autoSelectFamily, Node's default.
+ */
+function familyOptions(opts: Options): Options {
+  const { autoSelectFamily, autoSelectFamilyAttemptTimeout } = opts;
+  if (autoSelectFamily == null && autoSelectFamilyAttemptTimeout == null) return {};
+  return { autoSelectFamily: autoSelectFamily ?? true, ...(autoSelectFamilyAttemptTimeout != null ? { autoSelectFamilyAttemptTimeout } : null) };
+}
+
 /** How a client with these options connects: natively, or over Node sockets from a connector. */
 export function planConnector(origin: URL, opts: Options): ConnectorPlan {
   const c = opts.connect;
@@ -84,13 +94,15 @@ export function planConnector(origin: URL, opts: Options): ConnectorPlan {
   }
   const connect = (c ?? {}) as Options;
   const tlsOpts = typeof opts.tls === 'object' && opts.tls !== null ? (opts.tls as Options) : {};
-  const merged = { ...tlsOpts, localAddress: opts.localAddress, ...connect };
+  const family = familyOptions(opts);
+  const merged = { ...tlsOpts, localAddress: opts.localAddress, ...family, ...connect };
   if (!needsNode(merged, origin)) return { base: opts, connect, bridged: null };
   const built = buildConnector({
     ...tlsOpts,
     maxCachedSessions: opts.maxCachedSessions as number | null | undefined,
     // The client's default, as undici's Client passes it to its connector.
     allowH2: (opts.allowH2 as boolean | null | undefined) ?? true,
+    ...family,
     ...connect,
     // The same precedence as the native path's options (pool-options.ts).
     socketPath: (opts.socketPath ?? connect.socketPath) as string | null | undefined,

@@ -16,7 +16,7 @@ import '../../core/debug.js'; // NODE_DEBUG output: subscribes to the lib: chann
 import { toControllerHandler } from '../../handler/legacy-handler.js';
 import { resolveBodyFactory } from '../../handler/replayable-body.js';
 import { DispatcherBase } from '../dispatcher-base.js';
-import { emptyStats, type PoolStats } from '../stats.js';
+import { emptyStats, type ClientStats, type PoolStats } from '../stats.js';
 import { Bridge } from './bridged-sockets.js';
 import { pumpBody, watchEndedStream } from './body-pump.js';
 import { EngineRequest, type RequestOwner } from './engine-request.js';
@@ -76,8 +76,13 @@ export class EngineDispatcher extends DispatcherBase implements RequestOwner {
     return this.#origin.origin;
   }
 
-  /** Connections and requests right now (undici's PoolStats / ClientStats fields). */
-  get stats(): PoolStats {
+  /** Connections and requests right now: Pool's PoolStats, Client's ClientStats. */
+  get stats(): PoolStats | ClientStats {
+    return this.engineStats();
+  }
+
+  /** Connections and requests right now, as the engine counts them (undici's PoolStats fields). */
+  protected engineStats(): PoolStats {
     if (this.destroyed) return emptyStats();
     const { connected, free, queued } = this.#native.stats();
     // The engine knows what is queued; everything else this dispatcher still owns is in flight.

@@ -29,6 +29,13 @@ export interface EngineDispatcherOptions {
   connect?: ({ timeout?: number | null; socketPath?: string | null } & Record<string, unknown>) | ConnectFunction | null;
   /** Local address to connect from (served by Node's sockets). */
   localAddress?: string | null;
+  /**
+   * Happy eyeballs (RFC 8305). The engine always races the address families, 250 ms apart;
+   * `false`, or an attempt timeout, connects through Node's sockets with these options instead.
+   */
+  autoSelectFamily?: boolean | null;
+  /** Milliseconds before the next address family is tried (Node's net.connect option). */
+  autoSelectFamilyAttemptTimeout?: number | null;
   tls?: Record<string, unknown> | null;
   allowH2?: boolean | null;
   maxCachedSessions?: number | null;
@@ -108,6 +115,14 @@ export function engineSettings(origin: URL, opts: EngineDispatcherOptions, conne
   }
   const headersTimeout = optNumber(opts.headersTimeout, 'headersTimeout', DEFAULT_TIMEOUT);
   const bodyTimeout = optNumber(opts.bodyTimeout, 'bodyTimeout', DEFAULT_TIMEOUT);
+  if (opts.autoSelectFamily != null && typeof opts.autoSelectFamily !== 'boolean') {
+    throw new InvalidArgumentError('autoSelectFamily must be a boolean');
+  }
+  const attemptTimeout = opts.autoSelectFamilyAttemptTimeout;
+  if (attemptTimeout != null && (!Number.isInteger(attemptTimeout) || attemptTimeout < -1)) {
+    // undici's check and words.
+    throw new InvalidArgumentError('autoSelectFamilyAttemptTimeout must be a positive number');
+  }
   // `base`: the options whose TLS / socket settings apply (none for a buildConnector result).
   const { base, connect, bridged, engineTls } = planConnector(origin, opts as Record<string, unknown>);
   const socketPath = base.socketPath ?? connect.socketPath ?? null;

@@ -31,7 +31,7 @@ const UNSUPPORTED = [
 ];
 
 // Options of net.connect the engine's own sockets cannot honour (any protocol).
-const NET_ONLY = ['localAddress', 'localPort', 'family', 'hints', 'lookup'];
+const NET_ONLY = ['localAddress', 'localPort', 'family', 'hints', 'lookup', 'autoSelectFamilyAttemptTimeout'];
 const OLD_TLS = new Set(['TLSv1', 'TLSv1.1']);
 
 /**
@@ -40,6 +40,8 @@ const OLD_TLS = new Set(['TLSv1', 'TLSv1.1']);
  */
 export function nodeOnlyOption(o: Options, https: boolean): string | undefined {
   for (const name of NET_ONLY) if (o[name] != null) return name;
+  // The engine always races address families (happy eyeballs); only Node's sockets can not.
+  if (o.autoSelectFamily === false) return 'autoSelectFamily';
   if (!https) return undefined;
   for (const name of UNSUPPORTED) if (o[name] != null) return name;
   // rustls speaks TLS 1.2 and 1.3 only.
