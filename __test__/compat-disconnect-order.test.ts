@@ -1,12 +1,15 @@
 // When 'disconnect' comes, relative to the response body's 'end', and with what error (issue 35
 // item 11): a Keep-Alive hint at or below keepAliveTimeoutThreshold leaves the connection unfit
-// for reuse, so it closes once the response is done, after the body's 'end' has been emitted.
+// for reuse, so it closes once the response is done, after the body's 'end' has been emitted; so
+// does one whose response came before its request body was all sent.
 import { afterEach, describe, expect, it } from 'vitest';
 import { createServer, type Server } from 'node:net';
 import { once } from 'node:events';
 import type { AddressInfo } from 'node:net';
 import { Client, errors } from '../ts/index.js';
+import { Readable } from 'node:stream';
 import { Cleanup } from './fixtures/h1.js';
+import { httpServer, rawServer } from './fixtures/servers.js';
 
 const cleanup = new Cleanup();
 afterEach(() => cleanup.run());
@@ -50,6 +53,53 @@ describe("'disconnect' after the body's 'end'", () => {
       expect(order).toEqual(['end', 'disconnect']);
       expect(err).toBeInstanceOf(errors.InformationalError);
       expect((err as Error).message).toBe('reset');
+    });
+  }
+});
+
+describe('a response done before its request body was sent', () => {
+  /** A server that answers at once, without reading the body; `close` then ends its side too. */
+  async function answeringEarly(close: boolean): Promise<string> {
+    if (!close) {
+      const srv = await httpServer((_req, res) => res.end());
+      cleanup.defer(() => srv.close());
+      return srv.origin;
+    }
+    const srv = await rawServer((socket) => {
+      socket.on('error', () => {});
+      socket.once('data', () => socket.end('HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok'));
+    });
+    cleanup.defer(() => srv.close());
+    return srv.origin;
+  }
+
+  for (const [name, close, chunk] of [
+    ['the server keeps the connection (undici\'s test: GET with a body that never ends)', false, 'asd'],
+    ['the server closes its side while 1 MiB chunks wait to be written', true, 'x'.repeat(1 << 20)],
+  ] as const) {
+    it(name, async () => {
+      const client = cleanup.add(new Client(await answeringEarly(close)));
+      // A body that never ends: only the server's early answer can finish this request.
+      const source = new Readable({
+        read() {
+          this.push(chunk);
+        },
+      });
+      const { body } = await client.request({ path: '/', method: 'GET', body: source });
+      const order: string[] = [];
+      const disconnected = new Promise<unknown>((resolve) =>
+        client.on('disconnect', (_o, _t, err) => {
+          order.push('disconnect');
+          resolve(err);
+        }),
+      );
+      body.on('end', () => order.push('end'));
+      body.resume();
+      const err = await disconnected;
+      expect(order).toEqual(['end', 'disconnect']);
+      expect(err).toBeInstanceOf(errors.InformationalError);
+      expect((err as Error).message).toBe('reset');
+      expect(source.destroyed).toBe(false);
     });
   }
 });
