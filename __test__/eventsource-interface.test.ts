@@ -93,7 +93,7 @@ describe('EventSource: constants and attributes', () => {
   });
 
   for (const type of ['open', 'message', 'error'] as const) {
-    it(`on${type}: null by default, not an own property, takes functions, ignores the rest, and replaces the previous`, async () => {
+    it(`on${type}: null by default, not an own property, takes functions, keeps objects, clears on anything else, and replaces the previous`, async () => {
       const es = await idle();
       const attr = `on${type}` as 'onopen';
       expect(es[attr]).toBeNull();
@@ -107,6 +107,11 @@ describe('EventSource: constants and attributes', () => {
       expect(es[attr]).toBe(first);
       es[attr] = second;
       expect(es[attr]).toBe(second);
+      es.dispatchEvent(new Event(type));
+      // An object that is not callable is kept but called never (WebIDL's EventHandler).
+      const notCallable = {};
+      es[attr] = notCallable as never;
+      expect(es[attr]).toBe(notCallable);
       es.dispatchEvent(new Event(type));
       es[attr] = 7 as never;
       expect(es[attr]).toBeNull();

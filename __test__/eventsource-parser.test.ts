@@ -64,6 +64,8 @@ describe('event-stream parser: lines and fields', () => {
 
   it('names the event type with `event`; an empty one is a message', () => {
     expect(parse('event: add\ndata: 1\n\nevent:\ndata: 2\n\ndata: 3\n\n').events.map((e) => e.type)).toEqual(['add', 'message', 'message']);
+    // In one block too: the empty value replaces the earlier name (undici keeps 'a'; see docs/compatibility.md).
+    expect(parse('event: a\nevent:\ndata: x\n\n').events.map((e) => e.type)).toEqual(['message']);
   });
 
   it('keeps the last event ID across events, resets it with an empty id, and ignores an id with NUL', () => {
@@ -79,6 +81,8 @@ describe('event-stream parser: lines and fields', () => {
 
   it('reports retry when the value is all ASCII digits, and ignores it otherwise', () => {
     expect(parse('retry:3000\nretry:1000x\nretry:\nretry: -1\nretry: 250\ndata:x\n\n').retries).toEqual([3000, 250]);
+    // As soon as the line is read, without waiting for the block's end (the spec; undici waits).
+    expect(parse('retry: 50\n').retries).toEqual([50]);
   });
 
   it('drops a leading BOM, in any chunking, but only one and only at the start', () => {

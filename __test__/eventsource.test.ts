@@ -4,7 +4,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { once } from 'node:events';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { Agent, Client, EventSource, MessageEvent, Pool, setGlobalOrigin, type Dispatcher } from '../ts/index.js';
+import { Agent, BalancedPool, Client, EnvHttpProxyAgent, EventSource, MessageEvent, MockAgent, Pool, ProxyAgent, RetryAgent, RoundRobinPool, setGlobalOrigin, type Dispatcher } from '../ts/index.js';
 import { httpServer } from './fixtures/servers.js';
 import { useCleanup } from './fixtures/cleanup.js';
 
@@ -398,5 +398,30 @@ describe('EventSource: dispatcher and maxEventSize', () => {
     expect(track(new Client('http://localhost', { eventSource: { maxEventSize: 16 } })).eventSourceOptions.maxEventSize).toBe(16);
     expect(track(new Pool('http://localhost', { eventSource: { maxEventSize: 8 } })).eventSourceOptions.maxEventSize).toBe(8);
     expect(() => new Agent({ eventSource: { maxEventSize: -1 } })).toThrow('eventSource.maxEventSize must be a non-negative number');
+  });
+
+  it('takes the option on every dispatcher undici takes it on, and wrappers report their inner one', () => {
+    const eventSource = { maxEventSize: 99 };
+    const made = [
+      new BalancedPool(['http://localhost:1'], { eventSource }),
+      new RoundRobinPool('http://localhost:1', { eventSource }),
+      new ProxyAgent({ uri: 'http://localhost:1', eventSource }),
+      new EnvHttpProxyAgent({ eventSource }),
+      // undici's MockAgent reports its real agent's.
+      new MockAgent({ eventSource }),
+    ];
+    for (const d of made) expect(track(d).eventSourceOptions.maxEventSize, d.constructor.name).toBe(99);
+    const inner = track(new Agent({ eventSource }));
+    expect(inner.compose((dispatch) => dispatch).eventSourceOptions?.maxEventSize).toBe(99);
+    expect(new RetryAgent(inner).eventSourceOptions?.maxEventSize).toBe(99);
+  });
+
+  it('parses with the limit of a composed dispatcher\'s inner one', async () => {
+    const s = await server((_req, res) => stream(res, 'data: far too long\n\n'));
+    const composed = track(new Agent({ eventSource: { maxEventSize: 4 } })).compose((dispatch) => dispatch);
+    const es = source(s.origin, { node: { dispatcher: composed } });
+    await es.next('open');
+    await es.next('error');
+    expect(es.readyState).toBe(EventSource.CLOSED);
   });
 });

@@ -1,6 +1,7 @@
 // Event handler attributes (HTML "event handlers": `onopen`, `onmessage`, …) for EventTarget
 // classes: each is one listener for its event type, replaced when the attribute is assigned and
-// removed when it is given anything but a function, called with `this` as the target.
+// removed when it is given a non-object, called with `this` as the target. A non-callable object
+// is kept (the getter returns it) but does nothing, as WebIDL's EventHandler conversion has it.
 type Slot = { listener: EventListener; handler: unknown };
 
 const slots = new WeakMap<EventTarget, Map<string, Slot>>();
@@ -25,8 +26,8 @@ export function defineEventHandlerAttributes(proto: EventTarget, types: readonly
         // EventTarget's own methods: a subclass's overrides are for callers, not for this.
         if (old !== undefined) removeEventListener.call(this, type, old.listener);
         own.delete(type);
-        if (typeof fn !== 'function') return;
-        const listener = (ev: Event): unknown => (fn as (ev: Event) => unknown).call(this, ev);
+        if ((typeof fn !== 'object' && typeof fn !== 'function') || fn === null) return;
+        const listener = (ev: Event): unknown => (typeof fn === 'function' ? (fn as (ev: Event) => unknown).call(this, ev) : undefined);
         own.set(type, { listener, handler: fn });
         addEventListener.call(this, type, listener);
       },

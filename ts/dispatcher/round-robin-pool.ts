@@ -46,6 +46,7 @@ export class RoundRobinPool extends DispatcherBase {
     if (options === null || typeof options !== 'object') throw new InvalidArgumentError('invalid options');
     const { factory, connections, clientTtl, ...rest } = options;
     this.setWebSocketOptions(rest.webSocket);
+    this.setEventSourceOptions(rest.eventSource);
     if (connections != null && (typeof connections !== 'number' || !Number.isFinite(connections) || connections < 0)) {
       throw new InvalidArgumentError('invalid connections');
     }

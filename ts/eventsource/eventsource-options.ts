@@ -29,13 +29,13 @@ export function resolveEventSourceOptions(opts: unknown): Readonly<Required<Even
 }
 
 /** The limits an EventSource on `dispatcher` parses with: its `eventSourceOptions` (wrappers forward them), else the defaults. */
-export function eventSourceLimits(dispatcher: unknown): Readonly<Required<EventSourceOptions>> {
-  if (dispatcher === null || typeof dispatcher !== 'object') return DEFAULT_EVENT_SOURCE_OPTIONS;
+export function eventSourceLimits(dispatcher: unknown): Required<EventSourceOptions> {
+  if (dispatcher === null || typeof dispatcher !== 'object') return { ...DEFAULT_EVENT_SOURCE_OPTIONS };
   const opts = (dispatcher as { eventSourceOptions?: unknown }).eventSourceOptions;
   // A user's own dispatcher may report anything; a bad value falls back to the defaults rather than failing every connection.
   try {
-    return resolveEventSourceOptions(opts);
+    return { ...resolveEventSourceOptions(opts) };
   } catch {
-    return DEFAULT_EVENT_SOURCE_OPTIONS;
+    return { ...DEFAULT_EVENT_SOURCE_OPTIONS };
   }
 }

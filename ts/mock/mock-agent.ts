@@ -25,6 +25,7 @@ import { normalizeOrigin } from './mock-request.js';
 import { toControllerHandler } from '../handler/legacy-handler.js';
 import { detachedController } from '../handler/detached-controller.js';
 import { dispatcherLimits, type WebSocketOptions } from '../websocket/limits.js';
+import { eventSourceLimits, type EventSourceOptions } from '../eventsource/eventsource-options.js';
 
 type HostMatcher = string | RegExp | ((host: string) => boolean);
 type OriginFunction = (origin: string) => boolean;
@@ -51,6 +52,11 @@ export class MockAgent<TMockAgentOptions extends MockAgent.Options = MockAgent.O
   /** The real agent's WebSocket limits, as undici's MockAgent reports them. */
   override get webSocketOptions(): WebSocketOptions {
     return dispatcherLimits(this.#real) ?? super.webSocketOptions;
+  }
+
+  /** The real agent's EventSource limits, likewise. */
+  override get eventSourceOptions(): Required<EventSourceOptions> {
+    return eventSourceLimits(this.#real);
   }
 
   constructor(options?: TMockAgentOptions) {

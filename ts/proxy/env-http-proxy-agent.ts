@@ -34,6 +34,7 @@ export class EnvHttpProxyAgent extends RoutingDispatcher {
     super();
     const { httpProxy, httpsProxy, noProxy, ...agentOpts } = opts ?? {};
     this.setWebSocketOptions(agentOpts.webSocket);
+    this.setEventSourceOptions(agentOpts.eventSource);
     this.#direct = new Agent(agentOpts);
     const http = httpProxy ?? env('http_proxy');
     this.#http = http ? new ProxyAgent({ ...agentOpts, uri: http }) : this.#direct;

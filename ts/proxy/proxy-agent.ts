@@ -136,6 +136,7 @@ export class ProxyAgent extends RoutingDispatcher {
       typeof options === 'string' || options instanceof URL ? { uri: options } : (options ?? ({} as ProxyAgentOptions));
     if (typeof opts !== 'object') throw new InvalidArgumentError('Proxy uri is mandatory');
     this.setWebSocketOptions(opts.webSocket);
+    this.setEventSourceOptions(opts.eventSource);
     const url = proxyUrl(opts.uri);
     if (!PROTOCOLS.has(url.protocol)) {
       throw new InvalidArgumentError('Proxy uri must use the http:, https:, socks5: or socks: protocol');
