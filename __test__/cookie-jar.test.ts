@@ -224,7 +224,8 @@ describe('CookieJar: limits', () => {
       jar.setCookie(`${n}=1; Path=/${n}`, 'http://example.com/');
       vi.advanceTimersByTime(1);
     }
-    jar.getCookies('http://example.com/a'); // 'a' is now the most recently used
+    vi.advanceTimersByTime(1000);
+    jar.getCookies('http://example.com/a'); // 'a' is now the most recently used (last access is kept to the second)
     vi.advanceTimersByTime(1);
     jar.setCookie('d=1; Path=/d', 'http://www.example.com/');
     jar.setCookie('other=1', 'http://other.com/');

@@ -153,6 +153,16 @@ for (const [order, make] of orders) {
       expect(s.cookies).toEqual(['/a own=1', '/deep/b own=1; deep=1']);
     });
 
+    it("does not carry the first URL's jar cookies to a hop whose path they do not cover", async () => {
+      const s = await server({ '/a/go': redirecting('/b') });
+      const jar = new CookieJar();
+      jar.setCookie('scoped=1; Path=/a', `${s.origin}/a/`);
+      const agent = track(make(jar));
+      await (await agent.request({ origin: s.origin, path: '/a/go', method: 'GET' })).body.text();
+      await (await agent.request({ origin: s.origin, path: '/a/go', method: 'GET', headers: { cookie: 'own=1' } })).body.text();
+      expect(s.cookies).toEqual(['/a/go scoped=1', '/b -', '/a/go own=1; scoped=1', '/b own=1']);
+    });
+
     it('treats a hop that left the first site as cross-site: no Strict cookies there', async () => {
       const b = await server({ '/set': setting('strict=1; SameSite=Strict', 'lax=1; SameSite=Lax') });
       const a = await server({ '/go': redirecting(`${b.local}/target`) });

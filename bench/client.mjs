@@ -16,7 +16,8 @@
 //   maxCachedSessions   TLS sessions kept (null: the library's default; 0: no resumption)
 //   path          /small or /64k
 //   expectBytes   exact body length; anything else counts as an error
-//   interceptor   'decompress' | 'dns' | null: the dispatcher is composed with that interceptor
+//   interceptor   'decompress' | 'dns' | 'cookies' | null: the dispatcher is composed with that interceptor
+//   withOrigin    requests name their origin even without an interceptor (the cookies-off row)
 //   agent         use an Agent (requests carry the origin) instead of a Pool bound to it
 //   mode          'throughput' (keep `concurrency` requests in flight for a time window)
 //                 'latency'    (one request at a time, `requests` timed requests)
@@ -111,15 +112,23 @@ function poolOptions() {
 const requestOptions = () => ({
   path: cfg.path,
   method: 'GET',
-  ...(cfg.agent || cfg.interceptor ? { origin: cfg.origin } : null),
+  ...(cfg.agent || cfg.interceptor || cfg.withOrigin ? { origin: cfg.origin } : null),
   ...(cfg.reset ? { reset: true } : null),
 });
+
+// The scenario's interceptor; cookies gets a jar already holding 3 cookies for the origin.
+function interceptorFor(mod) {
+  if (cfg.interceptor !== 'cookies') return mod.interceptors[cfg.interceptor]();
+  const jar = new mod.CookieJar();
+  for (const c of ['theme=dark', 'lang=en; Path=/', 'consent=yes; Max-Age=3600']) jar.setCookie(c, cfg.origin);
+  return mod.interceptors.cookies({ jar });
+}
 
 // The dispatcher a contender drives: a Pool (or an Agent), composed with the scenario's interceptor.
 function makeDispatcher(mod, extra = {}) {
   const opts = { ...poolOptions(), ...extra };
   const base = cfg.agent ? new mod.Agent(opts) : new mod.Pool(cfg.origin, opts);
-  const composed = cfg.interceptor ? base.compose(mod.interceptors[cfg.interceptor]()) : base;
+  const composed = cfg.interceptor ? base.compose(interceptorFor(mod)) : base;
   return { dispatcher: composed, close: () => base.close() };
 }
 

@@ -17,7 +17,7 @@
 //   --scenarios=a,b          subset of small,64k,https,h2,h2-64k,new-connections,
 //                            new-connections-no-resume,cache,latency,memory
 //                            ws-100,ws-64k (WebSocket echo: their own contenders ferro-/undici-websocket)
-//                            decompress-gzip,decompress-br,dns,dns-off,agent (env BENCH_SCENARIOS)
+//                            decompress-gzip,decompress-br,dns,dns-off,agent,cookies,cookies-off (env BENCH_SCENARIOS)
 //   --server-cpus=LIST       pin the server to these CPUs (taskset list, e.g. 0 or 0-7)
 //   --client-cpus=LIST       pin every client turn to these CPUs (e.g. 1 or 8,9)
 //   --server-workers=N       run the server as a node:cluster of N processes (default 1)
@@ -120,7 +120,7 @@ const opt = {
   scenarios: list(
     args.scenarios ??
       env.BENCH_SCENARIOS ??
-      'small,64k,https,h2,h2-64k,new-connections,new-connections-no-resume,cache,latency,memory,ws-100,ws-64k,decompress-gzip,decompress-br,dns,dns-off,agent',
+      'small,64k,https,h2,h2-64k,new-connections,new-connections-no-resume,cache,latency,memory,ws-100,ws-64k,decompress-gzip,decompress-br,dns,dns-off,agent,cookies,cookies-off',
   ),
   serverCpus: cpuList(args['server-cpus'], 'server-cpus'),
   clientCpus: cpuList(args['client-cpus'], 'client-cpus'),
@@ -205,6 +205,10 @@ const SCENARIOS = {
     expectBytes: 1024 * 1024,
     title: '1 MiB br body through decompress',
   },
+  // A response that sets a cookie, with interceptors.cookies (a jar holding 3 cookies for the
+  // origin, so each request also sends a cookie header) and without: ferro only (undici has no jar).
+  cookies: { ...THROUGHPUT, ferroOnly: true, path: '/set-cookie', expectBytes: 12, interceptor: 'cookies', title: '/set-cookie through cookies' },
+  'cookies-off': { ...THROUGHPUT, ferroOnly: true, noFetch: true, withOrigin: true, path: '/set-cookie', expectBytes: 12, title: '/set-cookie without cookies' },
   // An Agent to http://localhost:<port>, with interceptors.dns and without.
   dns: { ...THROUGHPUT, agent: true, host: 'localhost', interceptor: 'dns', path: '/small', expectBytes: 12, title: 'localhost through dns' },
   'dns-off': { ...THROUGHPUT, agent: true, host: 'localhost', path: '/small', expectBytes: 12, title: 'localhost without dns' },
@@ -232,7 +236,8 @@ function contendersOf(sc) {
       (c) =>
         // node:http has no interceptors; fetch brings its own decoding and is measured on plain scenarios.
         !(FETCH_CONTENDERS.includes(c) && (sc.noFetch || sc.interceptor)) &&
-        !(c === 'node-http' && (sc.noNode || sc.interceptor)),
+        !(c === 'node-http' && (sc.noNode || sc.interceptor)) &&
+        !(sc.ferroOnly && !c.startsWith('ferro')),
     )
   );
 }
@@ -543,6 +548,7 @@ async function main() {
           undiciPkg: UNDICI_PKG,
           ferroUrl,
           interceptor: sc.interceptor ?? null,
+          withOrigin: sc.withOrigin === true,
           yieldEach: sc.yieldEach === true,
         };
         const timeoutMs =

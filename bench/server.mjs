@@ -39,6 +39,8 @@ const SMALL_HEADERS = { 'content-type': 'text/plain', 'content-length': String(S
 const BIG_HEADERS = { 'content-type': 'application/octet-stream', 'content-length': String(BIG.length) };
 
 const CACHEABLE_HEADERS = { ...SMALL_HEADERS, 'cache-control': 'max-age=3600' };
+// For the cookies scenarios: every response sets (replaces) one cookie.
+const SET_COOKIE_HEADERS = { ...SMALL_HEADERS, 'set-cookie': 'sid=abc123; Path=/; HttpOnly' };
 
 function reply(res, headers, body) {
   res.writeHead(200, headers);
@@ -56,6 +58,8 @@ function handle(req, res) {
     case '/cacheable':
       // For the cache scenario: fresh for an hour, so after the first response every request is a hit.
       return reply(res, CACHEABLE_HEADERS, SMALL);
+    case '/set-cookie':
+      return reply(res, SET_COOKIE_HEADERS, SMALL);
     case '/gzip-1m':
       return reply(res, coded('gzip', GZIP_1M), GZIP_1M);
     case '/br-1m':

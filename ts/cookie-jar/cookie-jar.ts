@@ -29,6 +29,7 @@ export interface CookieRequestContext {
 }
 
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS', 'TRACE']);
+const ACCESS_GRANULARITY_MS = 1000;
 
 function limitOption(value: unknown, name: string, fallback: number): number {
   if (value === undefined) return fallback;
@@ -57,7 +58,7 @@ function isExpired(c: StoredCookie, now: number): boolean {
  * once for both. Not public API (so not methods).
  */
 export let jarAccess: {
-  store(jar: CookieJar, setCookie: string, url: CookieUrl): CookieJarCookie | null;
+  store(jar: CookieJar, setCookie: string, url: CookieUrl): StoredCookie | null;
   header(jar: CookieJar, url: CookieUrl, context: CookieRequestContext): string;
 };
 
@@ -80,7 +81,11 @@ export class CookieJar {
   static fromJSON(json: CookieJarJSON | string, options?: CookieJarOptions): CookieJar {
     const jar = new CookieJar(options);
     const now = Date.now();
-    for (const cookie of cookiesFromJSON(json)) if (!isExpired(cookie, now)) jar.#insert(cookie, now);
+    for (const cookie of cookiesFromJSON(json)) {
+      if (isExpired(cookie, now)) continue;
+      jar.#store.put(cookie);
+      jar.#enforceCaps(cookie.site, jar.#store.findBySite(cookie.site).length, now);
+    }
     return jar;
   }
 
@@ -95,10 +100,11 @@ export class CookieJar {
    */
   setCookie(setCookie: string, url: string | URL): CookieJarCookie | null {
     stringArgument(setCookie, 'setCookie');
-    return this.#storeFrom(setCookie, cookieUrl(url));
+    const stored = this.#storeFrom(setCookie, cookieUrl(url));
+    return stored === null ? null : publicView(stored);
   }
 
-  #storeFrom(setCookie: string, url: CookieUrl): CookieJarCookie | null {
+  #storeFrom(setCookie: string, url: CookieUrl): StoredCookie | null {
     const now = Date.now();
     const cookie = cookieFromSetCookie(setCookie, url, now);
     if (cookie === null) return null;
@@ -106,13 +112,15 @@ export class CookieJar {
     // "Leave secure cookies alone" (§5.7 step 16): plain http cannot shadow a Secure cookie.
     if (!url.secure && siblings.some((old) => old.secure && old.name === cookie.name && overlaps(old, cookie))) return null;
     const old = siblings.find((c) => sameIdentity(c, cookie));
-    if (old !== undefined) {
-      this.#store.remove(old);
-      cookie.creation = old.creation;
+    if (old !== undefined) cookie.creation = old.creation;
+    if (isExpired(cookie, now)) {
+      if (old !== undefined) this.#store.remove(old);
+      return null;
     }
-    if (isExpired(cookie, now)) return null;
-    this.#insert(cookie, now);
-    return publicView(cookie);
+    // put() replaces `old`; only a new cookie can take a cap past its limit.
+    this.#store.put(cookie);
+    if (old === undefined) this.#enforceCaps(cookie.site, siblings.length + 1, now);
+    return cookie;
   }
 
   /** The cookies a request to `url` sends, in cookie-header order (synchronous). */
@@ -178,19 +186,22 @@ export class CookieJar {
       out.push(c);
     }
     if (out.length === 0) return out;
-    out.sort(headerOrder);
+    if (out.length > 1) out.sort(headerOrder);
     for (const c of out) {
+      // Last access is kept to the second: a store (SQLite) is written at most once a second per cookie.
+      if (now - c.lastAccess < ACCESS_GRANULARITY_MS) continue;
       c.lastAccess = now;
       this.#store.put(c);
     }
     return out;
   }
 
-  /** Files a cookie, then evicts down to the caps: expired cookies first, then the least recently used. */
-  #insert(cookie: StoredCookie, now: number): void {
-    this.#store.put(cookie);
-    const site = this.#store.findBySite(cookie.site);
-    if (site.length > this.#maxPerDomain) this.#evict(site, site.length - this.#maxPerDomain, now);
+  /** Evicts down to the caps once a site holds `siteCount` cookies: expired cookies first, then the least recently used. */
+  #enforceCaps(site: string, siteCount: number, now: number): void {
+    if (siteCount > this.#maxPerDomain) {
+      const cookies = this.#store.findBySite(site);
+      this.#evict(cookies, cookies.length - this.#maxPerDomain, now);
+    }
     const total = this.#store.count();
     if (total > this.#max) this.#evict(this.#store.all(), total - this.#max, now);
   }

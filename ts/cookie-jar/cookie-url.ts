@@ -25,14 +25,18 @@ function isLoopback(host: string, isIp: boolean): boolean {
   return host === 'localhost' || host.endsWith('.localhost');
 }
 
-/** `url` read for the cookie algorithms; InvalidArgumentError for anything but an http(s) / ws(s) URL. */
-export function cookieUrl(url: string | URL): CookieUrl {
-  let parsed: URL;
+function parse(url: string | URL): URL {
   try {
-    parsed = typeof url === 'string' ? new URL(url) : url instanceof URL ? url : new URL(String(url));
+    return typeof url === 'string' ? new URL(url) : url instanceof URL ? url : new URL(String(url));
   } catch {
     throw new InvalidArgumentError(`cookie jar: not a URL: ${String(url)}`);
   }
+}
+
+/** The parts of a CookieUrl that depend on the origin alone (the interceptor keeps them per origin). */
+export type CookieOrigin = Omit<CookieUrl, 'path'>;
+
+function originFacts(parsed: URL): CookieOrigin {
   if (!SCHEMES.has(parsed.protocol) || parsed.hostname === '') {
     throw new InvalidArgumentError(`cookie jar: only http(s) and ws(s) URLs have cookies, not ${parsed.protocol}`);
   }
@@ -40,14 +44,18 @@ export function cookieUrl(url: string | URL): CookieUrl {
   const ip = isIP(host.startsWith('[') ? host.slice(1, -1) : host) !== 0;
   const registrable = siteOf(host, ip);
   const tls = parsed.protocol === 'https:' || parsed.protocol === 'wss:';
-  return {
-    host,
-    isIp: ip,
-    path: parsed.pathname || '/',
-    secure: tls || isLoopback(host, ip),
-    site: `${tls ? 'https' : 'http'}://${registrable}`,
-    registrable,
-  };
+  return { host, isIp: ip, secure: tls || isLoopback(host, ip), site: `${tls ? 'https' : 'http'}://${registrable}`, registrable };
+}
+
+/** `url` read for the cookie algorithms; InvalidArgumentError for anything but an http(s) / ws(s) URL. */
+export function cookieUrl(url: string | URL): CookieUrl {
+  const parsed = parse(url);
+  return { ...originFacts(parsed), path: parsed.pathname || '/' };
+}
+
+/** The origin facts of `origin` (a URL; its path is ignored). */
+export function cookieOrigin(origin: string): CookieOrigin {
+  return originFacts(parse(origin));
 }
 
 /** §5.1.4: the directory of the request path, the default Path of a cookie it sets. */

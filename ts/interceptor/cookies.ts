@@ -9,7 +9,7 @@ import type { DispatchController, DispatchHandler, DispatchOptions, DispatcherCo
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { CookieJar, jarAccess } from '../cookie-jar/cookie-jar.js';
-import { cookieUrl, type CookieUrl } from '../cookie-jar/cookie-url.js';
+import { cookieOrigin, cookieUrl, type CookieOrigin, type CookieUrl } from '../cookie-jar/cookie-url.js';
 import { DecoratorHandler } from '../handler/decorator-handler.js';
 import { headerValues, rewriteHeaders } from '../handler/header-list.js';
 import { redirectHistory, redirectHook, type RedirectHook, type RedirectHop } from '../handler/redirect-handler.js';
@@ -17,6 +17,15 @@ import { redirectHistory, redirectHook, type RedirectHook, type RedirectHop } fr
 export interface CookiesInterceptorOptions {
   /** Where cookies are kept and read from. */
   jar: CookieJar;
+}
+
+// Origins whose facts are kept per interceptor; past this the map starts over.
+const MAX_ORIGINS = 1000;
+
+/** The path of a request path (no query, no fragment), as the server sees it. */
+function pathOf(path: string): string {
+  const end = path.search(/[?#]/);
+  return end === -1 ? path : path.slice(0, end);
 }
 
 /** One request and its redirects: where it is now, and whether the chain has left its first site. */
@@ -33,13 +42,15 @@ function storeSetCookies(chain: Chain, headers: IncomingHeaders | IncomingHttpHe
   for (const value of Array.isArray(raw) ? raw : [raw]) jarAccess.store(chain.jar, value, chain.url);
 }
 
-/** `headers` with one cookie line: the request's own cookie values, then the jar's (none: unchanged). */
-function withCookies(opts: DispatchOptions, chain: Chain): DispatchOptions['headers'] {
-  const fromJar = jarAccess.header(chain.jar, chain.url, { crossSite: chain.crossSite, method: opts.method });
-  if (fromJar === '') return opts.headers;
-  const own = headerValues(opts.headers, 'cookie');
-  const line = own.length === 0 ? fromJar : `${own.join('; ')}; ${fromJar}`;
-  return rewriteHeaders(opts.headers, (name) => name === 'cookie', [['cookie', line]]);
+/** The jar's cookie header value for the chain's current URL ('' when none). */
+function jarLine(chain: Chain, method: string): string {
+  return jarAccess.header(chain.jar, chain.url, { crossSite: chain.crossSite, method });
+}
+
+/** `headers` with one cookie line: the request's own values `own`, then the jar's. */
+function withCookieLine(headers: DispatchOptions['headers'], own: readonly string[], fromJar: string): string[] {
+  const line = fromJar === '' ? own.join('; ') : own.length === 0 ? fromJar : `${own.join('; ')}; ${fromJar}`;
+  return rewriteHeaders(headers, (name) => name === 'cookie', line === '' ? [] : [['cookie', line]]);
 }
 
 /** Stores the Set-Cookie of the final response (and of an upgrade's 101) under the chain's current URL. */
@@ -88,9 +99,9 @@ function hopHook(chain: Chain, ownCookies: string[], previous: RedirectHook | un
     if (chain.url.site !== chain.firstSite) chain.crossSite = true;
     // The redirect handler kept the cookie line (same origin) or dropped it (cross-origin, or
     // stripHeadersOnRedirect): the request's own values go on only where it kept them.
+    // The line on `next` holds the jar's cookies for the previous URL: it is rebuilt whole.
     const kept = headerValues(next.headers, 'cookie').length > 0;
-    const headers = rewriteHeaders(next.headers, (name) => name === 'cookie', kept && ownCookies.length > 0 ? [['cookie', ownCookies.join('; ')]] : []);
-    return spread(next, { headers: withCookies(spread(next, { headers }), chain) });
+    return spread(next, { headers: withCookieLine(next.headers, kept ? ownCookies : [], jarLine(chain, next.method)) });
   };
 }
 
@@ -101,26 +112,39 @@ export function cookies(options: CookiesInterceptorOptions): DispatcherComposeIn
   return (dispatch, interceptorOrigin?: string | URL | null) => {
     // A Client or Pool passes its own origin: its requests go there whatever opts.origin says.
     const ownOrigin = interceptorOrigin == null ? null : String(interceptorOrigin);
+    // What the cookie rules need of an origin (host, site, secure), read once per origin.
+    const origins = new Map<string, CookieOrigin & { origin: string }>();
+    const factsOf = (base: string): (CookieOrigin & { origin: string }) | null => {
+      let facts = origins.get(base);
+      if (facts === undefined) {
+        try {
+          facts = { ...cookieOrigin(base), origin: new URL(base).origin };
+        } catch {
+          return null; // not an http(s) origin: the dispatcher reports it with its own error
+        }
+        if (origins.size >= MAX_ORIGINS) origins.clear();
+        origins.set(base, facts);
+      }
+      return facts;
+    };
     return function cookiesInterceptor(opts: DispatchOptions, handler: DispatchHandler): boolean {
       const base = ownOrigin ?? (opts.origin == null ? null : String(opts.origin));
       // The origin and the path side by side, never resolved against each other: a path such as
       // '//elsewhere/x' or 'http://elsewhere/' must not pick up elsewhere's cookies.
       if (base === null || typeof opts.path !== 'string' || !opts.path.startsWith('/')) return dispatch(opts, handler);
-      let url: CookieUrl;
-      let origin: string;
-      try {
-        origin = new URL(base).origin;
-        url = cookieUrl(origin + opts.path);
-      } catch {
-        // Not an http(s) URL, or a malformed path: the dispatcher reports it with its own error.
-        return dispatch(opts, handler);
-      }
+      const facts = factsOf(base);
+      if (facts === null) return dispatch(opts, handler);
+      // A literal, not a spread: Node 20 gives a spread result a hidden class of its own each time.
+      const url: CookieUrl = { host: facts.host, isIp: facts.isIp, secure: facts.secure, site: facts.site, registrable: facts.registrable, path: pathOf(opts.path) };
       const history = (opts as { [redirectHistory]?: readonly URL[] })[redirectHistory];
       const chain = startChain(jar, url, history);
       const previous = (opts as { [redirectHook]?: RedirectHook })[redirectHook];
-      const hook = hopHook(chain, headerValues(opts.headers, 'cookie'), previous);
-      const sent = spread(opts, { headers: withCookies(opts, chain), [redirectHook]: hook });
-      if (opts.origin == null) (sent as { origin?: string }).origin = origin;
+      const own = headerValues(opts.headers, 'cookie');
+      const fromJar = jarLine(chain, opts.method);
+      // Nothing from the jar: the headers go as they are.
+      const headers = fromJar === '' ? opts.headers : withCookieLine(opts.headers, own, fromJar);
+      const sent = spread(opts, { headers, [redirectHook]: hopHook(chain, own, previous) });
+      if (opts.origin == null) (sent as { origin?: string }).origin = facts.origin;
       return dispatch(sent, new CookieHandler(handler, chain));
     };
   };
