@@ -1,12 +1,14 @@
 // BalancedPool: one Pool per upstream origin, each request sent to one of them.
 //
-// Picking scheme (smooth weighted round-robin): every upstream has a weight, starting at
-// `maxWeightPerServer`. A connection failure costs it `errorPenalty` (never below 1); a successful
-// connect earns the same amount back (never above the maximum). For each request, every candidate
-// gains its weight as credit; the one with the most credit is chosen and pays back the sum of the
-// candidates' weights. Over any run of requests each upstream gets a share proportional to its
-// weight, interleaved rather than in bursts. Candidates are the upstreams that are not busy (their
-// last dispatch returned false and no drain followed); when all are busy, all of them are.
+// Picking scheme (interleaved weighted round-robin, as undici's): every upstream has a weight,
+// starting at `maxWeightPerServer`. A connection failure, or a connection lost with a socket error,
+// costs it `errorPenalty` (never below 1); a successful connect earns the same amount back (never
+// above the maximum). The pool walks the upstreams in order with a threshold that starts at the
+// maximum and drops by the weights' greatest common divisor each time the walk wraps round; an
+// upstream is taken when its weight reaches the threshold. Over a run of requests each upstream
+// gets a share proportional to its weight, and the order is undici's request for request. Busy
+// upstreams (their last dispatch returned false and no drain followed) are passed over; when all
+// are busy, the heaviest takes the request and dispatch returns false.
 import {
   BalancedPoolMissingUpstreamError,
   ClientClosedError,
@@ -33,8 +35,18 @@ interface Upstream {
   origin: string;
   dispatcher: Dispatcher;
   weight: number;
-  credit: number;
   busy: boolean;
+}
+
+/** Closed or destroyed (a dispatcher from a custom factory may lack the fields). */
+function retired(d: Dispatcher): boolean {
+  const state = d as { closed?: unknown; destroyed?: unknown };
+  return state.closed === true || state.destroyed === true;
+}
+
+function gcd(a: number, b: number): number {
+  while (b !== 0) [a, b] = [b, a % b];
+  return a;
 }
 
 
@@ -70,12 +82,18 @@ export class BalancedPool extends DispatcherBase {
   /** Upstreams removed or replaced but still finishing their requests (closed on close/destroy too). */
   readonly #retiring = new Set<Dispatcher>();
   #needDrain = false;
+  /** Where the walk over the upstreams stands, and the weight an upstream needs to be taken. */
+  #index = -1;
+  #threshold = 0;
+  /** Greatest common divisor of the weights: the threshold's step. */
+  #step = 0;
 
   constructor(upstreams: string | URL | (string | URL)[] = [], options: BalancedPoolOptions = {}) {
     super();
     if (options === null || typeof options !== 'object') throw new InvalidArgumentError('invalid options');
     const { factory, maxWeightPerServer, errorPenalty, ...poolOpts } = options;
     this.setWebSocketOptions(poolOpts.webSocket);
+    this.setEventSourceOptions(poolOpts.eventSource);
     if (factory != null && typeof factory !== 'function') throw new InvalidArgumentError('factory must be a function.');
     this.#factory = factory ?? ((origin, opts) => new Pool(origin, opts as PoolOptions));
     this.#maxWeight = positive(maxWeightPerServer, 'maxWeightPerServer', 100);
@@ -84,9 +102,17 @@ export class BalancedPool extends DispatcherBase {
     for (const u of Array.isArray(upstreams) ? upstreams : [upstreams]) this.addUpstream(u);
   }
 
-  /** Origins of the current upstreams, in the order they were added. */
+  /** Origins of the current upstreams (not closed or destroyed), in the order they were added. */
   get upstreams(): string[] {
-    return this.#upstreams.map((u) => u.origin);
+    return this.#upstreams.filter((u) => !retired(u.dispatcher)).map((u) => u.origin);
+  }
+
+  /**
+   * The dispatcher of an upstream, or undefined when there is none (or it was closed or
+   * destroyed). Typed as undici types it: a Pool unless `factory` makes something else.
+   */
+  getUpstream(upstream: string | URL): Pool | undefined {
+    return this.#live(upstreamOrigin(upstream))?.dispatcher as Pool | undefined;
   }
 
   /** The sum of the upstreams' stats (those that report any). */
@@ -102,11 +128,14 @@ export class BalancedPool extends DispatcherBase {
   addUpstream(upstream: string | URL): this {
     const origin = upstreamOrigin(upstream);
     if (this.closed) throw new ClientClosedError();
-    if (this.#upstreams.some((u) => u.origin === origin)) return this;
+    if (this.#live(origin) !== undefined) return this;
+    // One closed or destroyed from outside (through getUpstream) is replaced.
+    this.#retire(this.#upstreams.find((u) => u.origin === origin));
     const dispatcher = this.#factory(new URL(origin), { ...this.#opts });
-    const entry: Upstream = { origin, dispatcher, weight: this.#maxWeight, credit: 0, busy: false };
+    const entry: Upstream = { origin, dispatcher, weight: this.#maxWeight, busy: false };
     const current = (): boolean => this.#upstreams.includes(entry);
     dispatcher.on('connect', (o: URL, targets: Dispatcher[]) => {
+      // As undici, the step is not recomputed here: it changes on failures and on addUpstream.
       entry.weight = Math.min(this.#maxWeight, entry.weight + this.#penalty);
       this.emit('connect', o, [this, ...targets]);
     });
@@ -115,8 +144,8 @@ export class BalancedPool extends DispatcherBase {
       this.emit('connectionError', o, [this, ...targets], err);
     });
     dispatcher.on('disconnect', (o: URL, targets: Dispatcher[], err: Error) => {
-      // Idle timeouts and clean closes are informational; anything else is a failure.
-      if (!(err instanceof InformationalError)) this.#penalize(entry);
+      // A socket error is a failure; idle timeouts, clean closes and aborts are not.
+      if ((err as { code?: unknown } | undefined)?.code === 'UND_ERR_SOCKET') this.#penalize(entry);
       this.emit('disconnect', o, [this, ...targets], err);
     });
     dispatcher.on('drain', (o: URL, targets: Dispatcher[]) => {
@@ -127,6 +156,9 @@ export class BalancedPool extends DispatcherBase {
       }
     });
     this.#upstreams.push(entry);
+    // As undici: a new upstream puts every upstream back at full weight.
+    for (const u of this.#upstreams) u.weight = this.#maxWeight;
+    this.#updateStep();
     if (this.#needDrain) {
       // Every other upstream was busy: this one is not.
       this.#needDrain = false;
@@ -137,30 +169,59 @@ export class BalancedPool extends DispatcherBase {
 
   /** Takes an upstream out of rotation; its requests in flight still complete, then it closes. */
   removeUpstream(upstream: string | URL): this {
-    const origin = upstreamOrigin(upstream);
-    const entry = this.#upstreams.find((u) => u.origin === origin);
-    if (entry === undefined) return this;
+    this.#retire(this.#live(upstreamOrigin(upstream)));
+    return this;
+  }
+
+  #live(origin: string): Upstream | undefined {
+    return this.#upstreams.find((u) => u.origin === origin && !retired(u.dispatcher));
+  }
+
+  #retire(entry: Upstream | undefined): void {
+    if (entry === undefined) return;
     this.#upstreams = this.#upstreams.filter((u) => u !== entry);
     this.#retiring.add(entry.dispatcher);
-    void entry.dispatcher.close().finally(() => this.#retiring.delete(entry.dispatcher));
-    return this;
+    void Promise.resolve(retired(entry.dispatcher) ? undefined : entry.dispatcher.close())
+      .catch(() => {})
+      .finally(() => this.#retiring.delete(entry.dispatcher));
   }
 
   #penalize(entry: Upstream): void {
     entry.weight = Math.max(1, entry.weight - this.#penalty);
+    this.#updateStep();
   }
 
+  #updateStep(): void {
+    this.#step = this.#upstreams.reduce((acc, u) => gcd(u.weight, acc), 0);
+  }
+
+  /** The next upstream in the weighted walk, passing over busy ones; undefined when all are. */
   #pick(): Upstream | undefined {
-    const free = this.#upstreams.filter((u) => !u.busy);
-    const candidates = free.length > 0 ? free : this.#upstreams;
-    let best: Upstream | undefined;
-    let total = 0;
-    for (const u of candidates) {
-      u.credit += u.weight;
-      total += u.weight;
-      if (best === undefined || u.credit > best.credit) best = u;
+    const list = this.#upstreams;
+    let heaviest = -1;
+    for (let n = 0; n < list.length; n++) {
+      this.#index = (this.#index + 1) % list.length;
+      if (this.#index === 0) {
+        // A new round: the bar drops one step, and starts again from the top once it reaches 0.
+        this.#threshold -= this.#step;
+        if (this.#threshold <= 0) this.#threshold = this.#maxWeight;
+      }
+      const u = list[this.#index]!;
+      if (u.busy || retired(u.dispatcher)) continue;
+      if (heaviest === -1 || u.weight > list[heaviest]!.weight) heaviest = this.#index;
+      if (u.weight >= this.#threshold) return u;
     }
-    if (best !== undefined) best.credit -= total;
+    if (heaviest === -1) return undefined;
+    // None reaches the bar: take the heaviest and lower the bar to it.
+    this.#index = heaviest;
+    this.#threshold = list[heaviest]!.weight;
+    return list[heaviest];
+  }
+
+  /** When every upstream is busy: the heaviest takes the request (its Pool queues it). */
+  #fallback(): Upstream | undefined {
+    let best: Upstream | undefined;
+    for (const u of this.#upstreams) if (best === undefined || u.weight > best.weight) best = u;
     return best;
   }
 
@@ -174,7 +235,7 @@ export class BalancedPool extends DispatcherBase {
     this.checkHandler(handler);
     const refused = this.refusal(opts);
     if (refused !== null) return failUnstarted(handler, refused);
-    const entry = this.#pick();
+    const entry = this.#pick() ?? this.#fallback();
     if (entry === undefined) return failUnstarted(handler, new BalancedPoolMissingUpstreamError());
     if (!entry.dispatcher.dispatch(opts, handler)) entry.busy = true;
     if (this.#upstreams.every((u) => u.busy)) {
@@ -185,7 +246,8 @@ export class BalancedPool extends DispatcherBase {
   }
 
   protected onClose(): Promise<unknown> {
-    return Promise.all(this.#parts().map((d) => d.close()));
+    // As undici: a pool whose close has finished is destroyed too.
+    return Promise.all(this.#parts().map((d) => d.close())).then(() => this.markDestroyed());
   }
 
   protected onDestroy(err: Error | null): Promise<unknown> {
