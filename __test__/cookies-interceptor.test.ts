@@ -46,7 +46,7 @@ describe('cookies: every API', () => {
     expect(jar.getCookies(`${s.origin}/`).map((c) => c.name)).toEqual(['sid']);
   });
 
-  it('works for stream, dispatch and fetch, and on a Client and a Pool', async () => {
+  it('works for stream, dispatch, pipeline and fetch, and on a Client and a Pool', async () => {
     const s = await server({ '/set': setting('a=1') });
     const jar = new CookieJar();
     const cookies = interceptors.cookies({ jar });
@@ -59,12 +59,17 @@ describe('cookies: every API', () => {
         { onResponseEnd: () => resolve(), onResponseError: (_c: unknown, err: Error) => reject(err) } as Dispatcher.DispatchHandler,
       );
     });
+    await new Promise<void>((resolve, reject) => {
+      const duplex = client.pipeline({ path: '/pipeline', method: 'GET' }, ({ body }) => body);
+      duplex.on('data', () => undefined).on('end', resolve).on('error', reject);
+      duplex.end();
+    });
     const pool = track(new Pool(s.origin).compose(cookies));
     await (await pool.request({ path: '/pool', method: 'GET' })).body.text();
     const agent = track(new Agent().compose(cookies));
     const res = await fetch(`${s.origin}/fetch`, { dispatcher: agent });
     await res.text();
-    expect(s.cookies).toEqual(['/set -', '/stream a=1', '/dispatch a=1', '/pool a=1', '/fetch a=1']);
+    expect(s.cookies).toEqual(['/set -', '/stream a=1', '/dispatch a=1', '/pipeline a=1', '/pool a=1', '/fetch a=1']);
   });
 
   it('stores the cookies of a response fetch receives', async () => {
@@ -73,6 +78,14 @@ describe('cookies: every API', () => {
     const agent = track(new Agent().compose(interceptors.cookies({ jar })));
     await (await fetch(`${s.origin}/set`, { dispatcher: agent })).text();
     expect(jar.getCookieString(`${s.origin}/`)).toBe('f=1');
+  });
+
+  it("fetch's own redirects: a 302's cookie reaches its target", async () => {
+    const s = await server({ '/login': redirecting('/home', 'sid=abc') });
+    const agent = track(new Agent().compose(interceptors.cookies({ jar: new CookieJar() })));
+    const res = await fetch(`${s.origin}/login`, { dispatcher: agent });
+    expect([res.redirected, await res.text()]).toEqual([true, 'ok']);
+    expect(s.cookies).toEqual(['/login -', '/home sid=abc']);
   });
 
   it('keeps the request own cookie header, appends the jar on the same line, and never stores it', async () => {
