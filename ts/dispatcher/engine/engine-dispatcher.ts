@@ -3,9 +3,9 @@
 // keeps the requests in flight for busy / drain, close and destroy. Options: pool-options.ts;
 // connection events: pool-events.ts.
 import { closeRequest, createPool, engineKind, forgetPool, openSinks, scheduleFlush, type EngineKind } from '../../native/engine.js';
-import type { NativePool } from '../../native/binding.js';
+import type { NativePool, PoolConfig } from '../../native/binding.js';
 import { RequestFlag } from '../../native/events.js';
-import { ClientDestroyedError, RequestContentLengthMismatchError } from '../../core/errors.js';
+import { ClientDestroyedError, InformationalError, RequestContentLengthMismatchError } from '../../core/errors.js';
 import { assertRequestHandler, checkRequestLine, checkRequestOptions, emptyBodyFor, packRequest, type PackedRequest } from '../../core/request.js';
 import { detachedController } from '../../handler/detached-controller.js';
 import { requestBodyParts } from '../../core/request-body.js';
@@ -22,6 +22,7 @@ import { pumpBody, watchEndedStream } from './body-pump.js';
 import { EngineRequest, type RequestOwner } from './engine-request.js';
 import { engineSettings, type EngineDispatcherOptions } from './pool-options.js';
 import { PoolEvents } from './pool-events.js';
+import { ServernameSwitch } from './servername-switch.js';
 import { nativeArgs } from './tls-options.js';
 
 export type { EngineDispatcherOptions } from './pool-options.js';
@@ -32,7 +33,11 @@ export class EngineDispatcher extends DispatcherBase implements RequestOwner {
   readonly #host: string;
   /** The engine driver this dispatcher's requests run on. */
   readonly engine: EngineKind;
-  readonly #native: NativePool;
+  #native: NativePool;
+  /** What the engine pool was made with (a servername switch makes the next one from it). */
+  readonly #config: PoolConfig;
+  /** https origins made by the engine: requests naming another `servername` (servername-switch.ts). */
+  readonly #names: ServernameSwitch | null;
   #capacity: number;
   readonly #headersTimeout: number;
   readonly #bodyTimeout: number;
@@ -69,6 +74,10 @@ export class EngineDispatcher extends DispatcherBase implements RequestOwner {
       if (s.h2Capacity > this.#capacity) this.#capacity = s.h2Capacity;
     };
     this.#events = new PoolEvents(this.#origin, this, this.#bridge, onH2);
+    this.#config = s.pool;
+    // A connector's sockets are the connector's to name (undici passes it the name).
+    const tls = s.bridged === null ? s.pool.tls : undefined;
+    this.#names = tls == null ? null : new ServernameSwitch(tls.servername || this.#origin.hostname.replace(/^\[(.*)\]$/, '$1'));
     this.#native = nativeArgs(() => createPool(s.pool, this.#events, this.engine));
   }
 
@@ -117,7 +126,14 @@ export class EngineDispatcher extends DispatcherBase implements RequestOwner {
       const parts = requestBodyParts(body);
       // A stream read out whole is watched from here: a failure to pack it still lets it go.
       if (parts.ended !== null) watchEndedStream(req, parts.ended);
-      this.#send(req, opts, packRequest(opts, parts, this.#host, this.#strictContentLength));
+      const packed = packRequest(opts, parts, this.#host, this.#strictContentLength);
+      const name = this.#names?.nameFor(opts.servername);
+      if (name !== undefined && this.#names!.mustWait(name)) {
+        this.#names!.hold(req, name, () => this.#send(req, opts, packed));
+        this.#switchNames();
+      } else {
+        this.#send(req, opts, packed);
+      }
     } catch (err) {
       req.fail(err as Error);
       return true; // failed at once: see above
@@ -188,11 +204,29 @@ export class EngineDispatcher extends DispatcherBase implements RequestOwner {
 
   requestDone(): void {
     const size = --this.#open;
+    if (this.#names?.waiting === true) this.#switchNames();
     if (this.#needDrain && size < this.#capacity) {
       this.#needDrain = false;
       queueMicrotask(() => this.emit('drain', this.#origin, [this]));
     }
     if (size === 0 && this.#closeWaiters.length > 0) this.#finishClose();
+  }
+
+  /** Sends the requests held for another servername once nothing else is in the engine. */
+  #switchNames(): void {
+    if (this.#released) return;
+    this.#names!.settle(
+      () => this.#open,
+      (servername) => {
+        const old = this.#native;
+        forgetPool(old);
+        old.destroy();
+        const tls = { ...this.#config.tls!, servername };
+        this.#native = nativeArgs(() => createPool({ ...this.#config, tls }, this.#events, this.engine));
+        if (this.#closing) this.#native.close();
+        this.#events.endAll(new InformationalError('servername changed'), () => {});
+      },
+    );
   }
 
   #release(): void {
