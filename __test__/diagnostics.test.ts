@@ -53,8 +53,8 @@ const names = (seen: Seen[]): string[] => seen.map((s) => s.name);
 
 describe('lib: diagnostics channels', () => {
   it('has one channel per undici channel', () => {
-    expect(CHANNELS).toHaveLength(17);
-    expect(new Set(CHANNELS).size).toBe(17);
+    expect(CHANNELS).toHaveLength(18);
+    expect(new Set(CHANNELS).size).toBe(18);
   });
 
   it('a successful request: every message in order with its payload', async () => {

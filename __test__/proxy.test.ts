@@ -4,10 +4,11 @@
 // proxy that drops the tunnel mid-response, and request / fetch through the agent.
 import { describe, expect, it } from 'vitest';
 import { once } from 'node:events';
+import dc from 'node:diagnostics_channel';
 import { createServer, type ServerOptions } from 'node:https';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { ProxyAgent, errors, fetch, request } from '../ts/index.js';
+import { Pool, ProxyAgent, errors, fetch, request } from '../ts/index.js';
 import { fixtureCa, localhostPair, startProxy } from './fixtures/proxy.js';
 import { httpServer } from './fixtures/servers.js';
 import { useCleanup } from './fixtures/cleanup.js';
@@ -302,5 +303,66 @@ describe('ProxyAgent: fetch and options', () => {
     expect(err).toBeInstanceOf(errors.ClientClosedError);
     await agent.destroy();
     expect(agent.destroyed).toBe(true);
+  });
+});
+
+describe('ProxyAgent: as undici on the wire, in errors and in diagnostics', () => {
+  it('asks for connection: close on CONNECT, as undici does (the connection becomes the tunnel)', async () => {
+    const origin = await httpsOrigin();
+    const proxy = track(await startProxy());
+    const agent = track(new ProxyAgent({ uri: proxy.origin, requestTls: { ca: fixtureCa } }));
+    await json(agent, `${origin}/`);
+    expect(proxy.seen[0]).toMatchObject({ method: 'CONNECT', headers: { connection: 'close', 'proxy-connection': 'keep-alive' } });
+  });
+
+  it('publishes lib:proxy:connected with the tunnel and what the CONNECT asked', async () => {
+    const origin = await httpsOrigin();
+    const proxy = track(await startProxy({ tls: true }));
+    const agent = track(
+      new ProxyAgent({ uri: proxy.origin, proxyTls: { ca: fixtureCa, servername: 'localhost' }, requestTls: { ca: fixtureCa } }),
+    );
+    const messages: { socket: unknown; connectParams: Record<string, unknown> }[] = [];
+    const onMessage = (m: unknown): void => void messages.push(m as (typeof messages)[number]);
+    dc.subscribe('lib:proxy:connected', onMessage);
+    try {
+      await json(agent, `${origin}/`);
+    } finally {
+      dc.unsubscribe('lib:proxy:connected', onMessage);
+    }
+    expect(messages).toHaveLength(1);
+    const authority = new URL(origin).host;
+    expect(messages[0]!.connectParams).toEqual({
+      origin: proxy.origin,
+      port: String(proxy.port),
+      path: authority,
+      signal: undefined,
+      headers: { 'proxy-connection': 'keep-alive', host: authority },
+      servername: 'localhost',
+    });
+    expect(messages[0]!.socket).toHaveProperty('remotePort', proxy.port);
+  });
+
+  it('fails a forwarded request with SecureProxyConnectionError when the https proxy has the wrong name', async () => {
+    const origin = await httpOrigin();
+    const proxy = track(await startProxy({ tls: true }));
+    const agent = track(new ProxyAgent({ uri: proxy.origin, proxyTls: { ca: fixtureCa, servername: 'wrong.example' } }));
+    const err = await request(`${origin}/`, { dispatcher: agent }).then(() => null, (e: unknown) => e);
+    expect(err).toBeInstanceOf(errors.SecureProxyConnectionError);
+    expect(err).toMatchObject({ code: 'UND_ERR_PRX_TLS', cause: { code: 'ERR_TLS_CERT_ALTNAME_INVALID' } });
+    expect(proxy.seen).toHaveLength(0);
+  });
+
+  it("takes a factory typed (origin: URL, opts) as undici's types allow", async () => {
+    const origin = await httpsOrigin();
+    const proxy = track(await startProxy());
+    const made: string[] = [];
+    // Type-checked by __test__/tsconfig.json: undici declares `factory` as a method.
+    const factory = (o: URL, opts: object): Pool => {
+      made.push(String(o));
+      return new Pool(o, opts);
+    };
+    const agent = track(new ProxyAgent({ uri: proxy.origin, requestTls: { ca: fixtureCa }, factory }));
+    await json(agent, `${origin}/f`);
+    expect(made).toEqual([origin]);
   });
 });

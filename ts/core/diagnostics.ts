@@ -25,6 +25,7 @@ export const CHANNELS = [
   'client:beforeConnect',
   'client:connected',
   'client:connectError',
+  'proxy:connected',
   'websocket:open',
   'websocket:close',
   'websocket:socket_error',

@@ -14,7 +14,7 @@ import { toControllerHandler } from '../handler/legacy-handler.js';
 import type { DispatchController, DispatchHandler, DispatchOptions, IncomingHeaders } from '../core/types.js';
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { openTunnel, withStatus } from './connect-tunnel.js';
+import { openTunnel, secureProxyError, withStatus } from './connect-tunnel.js';
 import { proxiedHeaders } from './proxy-headers.js';
 import { RoutingDispatcher } from './routing-dispatcher.js';
 import { Socks5ProxyAgent } from './socks5-proxy-agent.js';
@@ -35,6 +35,12 @@ export interface ProxyAgentOptions extends Omit<AgentOptions, 'connect'> {
   proxyTls?: ConnectorBuildOptions;
   /** Makes the dispatcher that talks to the proxy (CONNECT). Default: a Pool. */
   clientFactory?: (origin: URL, opts: object) => Dispatcher;
+  /**
+   * Makes the dispatcher of each origin (and the one that forwards to the proxy). Declared as a
+   * method, as undici declares it, so a factory written for `(origin: URL, opts)` is accepted:
+   * the origin comes as the request gave it, a string or a URL.
+   */
+  factory?(origin: string | URL, opts: object): Dispatcher;
   /** Tunnel plain http origins too instead of forwarding them in absolute form. */
   proxyTunnel?: boolean;
   /** SOCKS5 credentials (they win over those in `uri`). */
@@ -78,12 +84,17 @@ function authorityOf(hostname: string, port: string, protocol: string): string {
   return `${host}:${port || (protocol === 'https:' ? 443 : 80)}`;
 }
 
-/** Fails a forwarded request answered with 407, as undici does, with the status on the error. */
-class ProxyAuthGuard implements DispatchHandler {
+/**
+ * A request forwarded to the proxy in absolute form: a 407 answer fails it, as undici does, with
+ * the status on the error; an `https:` proxy's failed TLS handshake is SecureProxyConnectionError.
+ */
+class ForwardGuard implements DispatchHandler {
   readonly #inner: DispatchHandler;
+  readonly #secureProxy: boolean;
 
-  constructor(inner: DispatchHandler) {
+  constructor(inner: DispatchHandler, secureProxy: boolean) {
     this.#inner = inner;
+    this.#secureProxy = secureProxy;
   }
 
   onRequestStart(controller: DispatchController, context: object): void {
@@ -106,7 +117,7 @@ class ProxyAuthGuard implements DispatchHandler {
     this.#inner.onResponseEnd?.(controller, trailers);
   }
   onResponseError(controller: DispatchController, error: Error): void {
-    this.#inner.onResponseError?.(controller, error);
+    this.#inner.onResponseError?.(controller, this.#secureProxy ? secureProxyError(error) : error);
   }
   onBodySent(chunk: Buffer): void {
     this.#inner.onBodySent?.(chunk);
@@ -187,8 +198,9 @@ export class ProxyAgent extends RoutingDispatcher {
     if (agentOpts.connections !== 0) tunnelHeaders['proxy-connection'] = 'keep-alive';
     const client = this.#client;
     const proxy = this.#proxy;
+    const servername = proxyTls?.servername ?? url.hostname;
     const tunnel = tunnelConnector(
-      (target, cb) => openTunnel(client, proxy, authorityOf(target.hostname, target.port, target.protocol), tunnelHeaders, cb),
+      (target, cb) => openTunnel(client, proxy, authorityOf(target.hostname, target.port, target.protocol), tunnelHeaders, servername, cb),
       { timeout: connectTimeout, ...requestTls },
     );
     this.#agent = new Agent({ ...agentOpts, factory, connect: tunnel });
@@ -212,7 +224,7 @@ export class ProxyAgent extends RoutingDispatcher {
     const path = typeof opts.path === 'string' && opts.path.startsWith('/') ? opts.path : `/${opts.path ?? ''}`;
     return this.#forward.dispatch(
       spread(opts, { origin: this.#proxy.origin, path: `${origin.origin}${path}`, headers }),
-      new ProxyAuthGuard(toControllerHandler(handler)),
+      new ForwardGuard(toControllerHandler(handler), this.#proxy.protocol === 'https:'),
     );
   }
 }
