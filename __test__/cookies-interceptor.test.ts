@@ -88,6 +88,22 @@ describe('cookies: every API', () => {
     expect(s.cookies).toEqual(['/login -', '/home sid=abc']);
   });
 
+  it('sends cookies with an upgrade request and stores the Set-Cookie of its 101', async () => {
+    const s = await server({});
+    const upgrades: string[] = [];
+    s.server.on('upgrade', (req: IncomingMessage, socket: import('node:net').Socket) => {
+      upgrades.push(req.headers.cookie ?? '-');
+      socket.end('HTTP/1.1 101 Switching Protocols\r\nConnection: upgrade\r\nUpgrade: echo\r\nSet-Cookie: up=1\r\n\r\n');
+    });
+    const jar = new CookieJar();
+    jar.setCookie('before=1', s.origin);
+    const agent = track(new Agent().compose(interceptors.cookies({ jar })));
+    const { socket } = await agent.upgrade({ origin: s.origin, path: '/up', protocol: 'echo' });
+    socket.destroy();
+    expect(upgrades).toEqual(['before=1']);
+    expect(jar.getCookieString(`${s.origin}/`)).toBe('before=1; up=1');
+  });
+
   it('keeps the request own cookie header, appends the jar on the same line, and never stores it', async () => {
     const s = await server({ '/set': setting('jar=1') });
     const jar = new CookieJar();
