@@ -7,6 +7,11 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Agent, BalancedPool, Client, EnvHttpProxyAgent, EventSource, MessageEvent, MockAgent, Pool, ProxyAgent, RetryAgent, RoundRobinPool, setGlobalOrigin, type Dispatcher } from '../ts/index.js';
 import { httpServer } from './fixtures/servers.js';
 import { useCleanup } from './fixtures/cleanup.js';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
+
+setFlagsFromString('--expose-gc');
+const gc = runInNewContext('gc') as () => void;
 
 const { push, track } = useCleanup();
 const open: EventSource[] = [];
@@ -282,6 +287,17 @@ describe('EventSource: close()', () => {
     es.close();
     await gone;
     expect(es.readyState).toBe(EventSource.CLOSED);
+  });
+
+  it('ends the request after a garbage collection too', async () => {
+    const s = await server((_req, res) => stream(res, 'data: hello\n\n'));
+    const es = source(s.origin);
+    await es.next('message');
+    // fetch goes through a Request, whose signal follows ours only while the Request is alive.
+    gc();
+    const gone = once(s.requests[0]!.socket, 'close');
+    es.close();
+    await gone;
   });
 
   it('stops events already received in the same chunk', async () => {

@@ -76,6 +76,8 @@ export class FetchHandler implements DispatchHandler {
   #headSettled = false;
 
   readonly #signal: AbortSignal | null;
+  /** Kept reachable while the signal matters (see fetch.ts, Outgoing.signalOwners); dropped at detach. */
+  #signalOwners: readonly object[] | null;
   #controller: DispatchController | null = null;
   /** The signal's reason once aborted; wins over whatever error the abort produces downstream. */
   #aborted = false;
@@ -97,8 +99,9 @@ export class FetchHandler implements DispatchHandler {
   #streamDone = false;
   #decoders: Transform[] = [];
 
-  constructor(signal: AbortSignal | null) {
+  constructor(signal: AbortSignal | null, signalOwners: readonly object[] = []) {
     this.#signal = signal;
+    this.#signalOwners = signalOwners;
     this.head = new Promise<ResponseHead>((resolve, reject) => {
       this.#resolveHead = resolve;
       this.#rejectHead = reject;
@@ -396,5 +399,6 @@ export class FetchHandler implements DispatchHandler {
   /** Nothing more can reach the user: stop listening to the signal. */
   #detach(): void {
     this.#signal?.removeEventListener('abort', this);
+    this.#signalOwners = null;
   }
 }

@@ -99,6 +99,12 @@ interface Outgoing {
   /** The caller's headers; null: none set, so the defaults alone are sent. */
   headers: Headers | null;
   signal: AbortSignal | null;
+  /**
+   * The Request objects `signal` came through. Node's Request forwards its caller's abort through a
+   * WeakRef to its own controller, so they must stay reachable while the fetch runs, or an abort
+   * after a garbage collection is lost.
+   */
+  signalOwners: readonly object[];
   redirect: RequestRedirect;
   mode: RequestMode;
   cache: RequestCache;
@@ -162,6 +168,7 @@ function simpleRequest(input: unknown, init: FetchInit | undefined): Outgoing | 
     method,
     headers,
     signal,
+    signalOwners: [],
     redirect: 'follow',
     mode: 'cors',
     cache: 'default',
@@ -183,6 +190,7 @@ async function fromRequest(input: string | URL | Request, init: FetchInit | unde
     // A copy: redirects delete from it.
     headers: new Headers(request.headers),
     signal,
+    signalOwners: input instanceof Request ? [request, input] : [request],
     redirect: request.redirect,
     mode: request.mode,
     cache: request.cache,
@@ -209,7 +217,7 @@ export async function fetch(input: string | URL | Request, init?: FetchInit): Pr
     // Each hop cuts the referrer down further, as main fetch does with the request's own.
     if (referrer !== null) referrer = determineReferrer(referrer, referrerPolicy, url);
     crossOrigin ||= mode === 'cors' && url.origin !== out.url.origin;
-    const handler = new FetchHandler(signal);
+    const handler = new FetchHandler(signal, out.signalOwners);
     const options: DispatchOptions & ScopedOptions = {
       // NODE_DEBUG=fetch prints this request's lines (core/debug.ts).
       [kDebugScope]: 'fetch',
