@@ -4,7 +4,7 @@
 import { describe, expect, it } from 'vitest';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
-import { fetch } from '../ts/index.js';
+import { fetch, Request } from '../ts/index.js';
 import { httpServer } from './fixtures/servers.js';
 import { useCleanup } from './fixtures/cleanup.js';
 
