@@ -126,6 +126,20 @@ describe('families', () => {
     expect(v6.seen[0]!.host).toBe(`fake.test:${v4.port}`);
   });
 
+  it("a custom lookup is told the family to resolve, as dns.lookup's options say it", async () => {
+    const srv = await serveOn('127.0.0.1');
+    const origin = `http://fake.test:${srv.port}`;
+    const families: unknown[] = [];
+    const lookup: NonNullable<DNSInterceptorOptions['lookup']> = (_origin, options, cb) => {
+      families.push(options.family);
+      cb(null, [{ address: '127.0.0.1', family: 4 }]);
+    };
+    await get(composed({ lookup }), origin);
+    await get(composed({ lookup, dualStack: false }), origin);
+    await get(composed({ lookup, dualStack: false, affinity: 4 }), origin);
+    expect(families).toEqual([0, 4, 4]);
+  });
+
   it('only the other family with dualStack off is "no entries"', async () => {
     const d = composed({ lookup: counting([{ address: '::1', family: 6 }]).lookup, dualStack: false, affinity: 4 });
     const err = await get(d, 'http://fake.test:1').catch((e: unknown) => e);

@@ -57,6 +57,8 @@ export interface DNSLookupOptions {
   dualStack: boolean;
   maxTTL: number;
   maxItems: number;
+  /** The address family to resolve, as dns.lookup takes it: 0 for both, 4 or 6 without dualStack. */
+  family: 0 | 4 | 6;
 }
 
 export type DNSLookup = (
@@ -67,13 +69,15 @@ export type DNSLookup = (
 
 export type DNSPick = (origin: URL, records: DNSInterceptorOriginRecords, affinity: 4 | 6 | null) => DNSInterceptorRecord | null;
 
+// lookup and pick are declared as methods so that their parameters compare both ways: a function
+// typed as undici types it (`options: dns.LookupOptions`, `affinity: 4 | 6`) is accepted.
 export interface DNSInterceptorOptions {
   maxTTL?: number;
   maxItems?: number;
   dualStack?: boolean;
   affinity?: 4 | 6;
-  lookup?: DNSLookup;
-  pick?: DNSPick;
+  lookup?(...args: Parameters<DNSLookup>): void;
+  pick?(...args: Parameters<DNSPick>): ReturnType<DNSPick>;
   storage?: DNSStorage;
 }
 
@@ -81,8 +85,8 @@ export interface DNSInterceptorOptions {
 interface DNSRequestOptions {
   affinity?: 4 | 6;
   dualStack?: boolean;
-  lookup?: DNSLookup;
-  pick?: DNSPick;
+  lookup?(...args: Parameters<DNSLookup>): void;
+  pick?(...args: Parameters<DNSPick>): ReturnType<DNSPick>;
 }
 
 interface Stored extends DNSInterceptorRecord {
@@ -215,8 +219,7 @@ class DNSInstance {
 
   /** The engine resolves; its cache serves records no older than maxTTL. */
   #engineLookup: DNSLookup = (origin, options, cb) => {
-    const family = options.dualStack === false ? (options.affinity ?? 4) : 0;
-    engineLookup(origin.hostname, family, this.maxTTL, (err, addresses) => cb(err, addresses));
+    engineLookup(origin.hostname, options.family, this.maxTTL, (err, addresses) => cb(err, addresses));
   };
 
   /** Balances between families (when dual-stack with no affinity), round robin within one. */
@@ -241,11 +244,13 @@ class DNSInstance {
       this.storage.delete(origin.hostname);
       return this.resolve(origin, overrides, cb);
     }
+    const dualStack = overrides?.dualStack ?? this.dualStack;
     const options: DNSLookupOptions = {
       affinity,
-      dualStack: overrides?.dualStack ?? this.dualStack,
+      dualStack,
       maxTTL: this.maxTTL,
       maxItems: this.maxItems,
+      family: dualStack ? 0 : (affinity ?? 4),
     };
     const lookup = overrides?.lookup ?? this.lookup;
     let called = false;
