@@ -60,6 +60,7 @@ export { RetryAgent } from './dispatcher/retry-agent.js';
 export { cacheStores } from './cache/index.js';
 export type { CacheStore, CacheKey, CacheValue, GetResult, CacheControlDirectives, CacheMethods, MemoryCacheStoreOpts, SqliteCacheStoreOpts } from './cache/index.js';
 export { publishUndiciChannels } from './core/diagnostics.js';
+export type { DiagnosticsChannel } from './core/diagnostics-channel.js';
 export { WebSocket, ping, type WebSocketInit, type BinaryType, type WebSocketEventMap } from './websocket/websocket.js';
 export { EventSource, type EventSourceInit, type EventSourceEventMap } from './eventsource/eventsource.js';
 export type { EventSourceOptions } from './eventsource/eventsource-options.js';

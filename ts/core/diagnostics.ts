@@ -10,6 +10,7 @@ import { InvalidArgumentError } from './errors.js';
 import { latin1Buffers, packHeaders } from './headers.js';
 import { parseAddrs, type SocketAddresses } from '../native/addrs.js';
 import type { DispatchOptions, IncomingHeaders } from './types.js';
+import type { DiagnosticsChannel } from './diagnostics-channel.js';
 
 /** Every channel, without its `lib:` (or `undici:`) prefix. */
 export const CHANNELS = [
@@ -115,7 +116,7 @@ export type ScopedOptions = { [kDebugScope]?: DebugScope };
  * The `request` object of the request channels, with the members undici's Request shows to
  * subscribers: `origin`, `method`, `path`, `headers` (a flat name, value array), `addHeader`, ….
  */
-export class DiagnosticsRequest {
+export class DiagnosticsRequest implements DiagnosticsChannel.Request {
   readonly origin: string;
   readonly method: string;
   readonly path: string;
@@ -177,7 +178,7 @@ export class DiagnosticsRequest {
     if (hasSubscribers('client:sendHeaders')) {
       let raw = '';
       for (let i = 0; i < this.headers.length; i += 2) raw += `${this.headers[i]}: ${this.headers[i + 1]}\r\n`;
-      publish('client:sendHeaders', { request: this, headers: raw, socket: parseAddrs(addrs) });
+      publish('client:sendHeaders', { request: this, headers: raw, socket: parseAddrs(addrs) } satisfies DiagnosticsChannel.ClientSendHeadersMessage);
     }
     if (this.#streamed) return;
     const body = this.#bodyBytes;
@@ -269,7 +270,7 @@ function connectParams(origin: URL, version: string | undefined): ConnectParams 
 export const connectionEvents = {
   connecting(origin: URL, version: string): void {
     if (hasSubscribers('client:beforeConnect')) {
-      publish('client:beforeConnect', { connectParams: connectParams(origin, version), connector: null });
+      publish('client:beforeConnect', { connectParams: connectParams(origin, version), connector: null } satisfies DiagnosticsChannel.ClientBeforeConnectMessage);
     }
   },
   /** `info` is the engine's "<h1|h2>|<addrs>". */
@@ -277,11 +278,11 @@ export const connectionEvents = {
     if (!hasSubscribers('client:connected')) return;
     const bar = info.indexOf('|');
     const socket: SocketAddresses = parseAddrs(info.slice(bar + 1));
-    publish('client:connected', { connectParams: connectParams(origin, info.slice(0, bar)), connector: null, socket });
+    publish('client:connected', { connectParams: connectParams(origin, info.slice(0, bar)), connector: null, socket } satisfies DiagnosticsChannel.ClientConnectedMessage);
   },
   connectError(origin: URL, version: string, error: Error): void {
     if (hasSubscribers('client:connectError')) {
-      publish('client:connectError', { connectParams: connectParams(origin, version), connector: null, error });
+      publish('client:connectError', { connectParams: connectParams(origin, version), connector: null, error } satisfies DiagnosticsChannel.ClientConnectErrorMessage);
     }
   },
 };
