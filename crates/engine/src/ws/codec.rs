@@ -36,7 +36,8 @@ pub trait Sink {
     fn pong(&mut self, data: &[u8]);
     /// The server's close frame; `code` is None when it carried no status.
     fn close(&mut self, code: Option<u16>, reason: &str);
-    /// The client failed the connection; a close frame with `code` went out through `write`.
+    /// The client failed the connection; a close frame with `code` and `reason` went out through
+    /// `write`.
     fn fail(&mut self, code: u16, reason: &str);
     /// Bytes the codec wants sent (pong replies, close frames).
     fn write(&mut self, bytes: &[u8]);
@@ -192,25 +193,25 @@ impl Codec {
     fn start_frame(&mut self, h: Header, sink: &mut dyn Sink) {
         if h.is_control() {
             if h.rsv1 {
-                return self.fail(PROTOCOL_ERROR, "compressed control frame", sink);
+                return self.fail(PROTOCOL_ERROR, "Control frame cannot be compressed", sink);
             }
         } else {
             match (h.opcode, self.msg_opcode) {
                 (frame::CONTINUATION, None) => {
-                    return self.fail(PROTOCOL_ERROR, "continuation frame without a message", sink)
+                    return self.fail(PROTOCOL_ERROR, "Unexpected continuation frame", sink)
                 }
                 (frame::CONTINUATION, Some(_)) if h.rsv1 => {
-                    return self.fail(PROTOCOL_ERROR, "RSV1 set on a continuation frame", sink)
+                    return self.fail(PROTOCOL_ERROR, "Expected RSV1 to be clear on a continuation frame", sink)
                 }
                 (frame::CONTINUATION, Some(_)) => {
                     self.msg_frames += 1;
                     // 1008, not 1009 (as undici): the message need not be big, its shape breaks
                     // our policy (RFC 6455 §7.4.1 keeps 1009 for size).
                     if self.msg_frames > self.max_fragments {
-                        return self.fail(POLICY_VIOLATION, "too many fragments in one message", sink);
+                        return self.fail(POLICY_VIOLATION, "Too many message fragments", sink);
                     }
                 }
-                (_, Some(_)) => return self.fail(PROTOCOL_ERROR, "new message inside a fragmented one", sink),
+                (_, Some(_)) => return self.fail(PROTOCOL_ERROR, "Expected continuation frame", sink),
                 (op, None) => {
                     self.msg_opcode = Some(op);
                     self.msg_compressed = h.rsv1;
@@ -218,7 +219,7 @@ impl Codec {
                 }
             }
             if (self.msg.len() as u64).saturating_add(h.len) > self.max as u64 {
-                return self.fail(TOO_BIG, "message too big", sink);
+                return self.fail(TOO_BIG, "Payload size exceeds maximum allowed size", sink);
             }
         }
         self.cur = Some(h);
@@ -242,7 +243,7 @@ impl Codec {
                 Ok(_) => self.msg_valid = self.msg.len(),
                 // A character split across fragments: checked once the rest arrives.
                 Err(e) if e.error_len().is_none() => self.msg_valid += e.valid_up_to(),
-                Err(_) => self.fail(INVALID_DATA, "invalid UTF-8 in a text message", sink),
+                Err(_) => self.fail(INVALID_DATA, "Received invalid UTF-8 in text frame.", sink),
             }
         }
     }
@@ -263,12 +264,12 @@ impl Codec {
                     payload = &inflated;
                     unchecked = payload;
                 }
-                Err(InflateError::TooBig) => return self.fail(TOO_BIG, "message too big", sink),
-                Err(InflateError::Corrupt(_)) => return self.fail(INVALID_DATA, "invalid compressed data", sink),
+                Err(InflateError::TooBig) => return self.fail(TOO_BIG, "Max decompressed message size exceeded", sink),
+                Err(InflateError::Corrupt(_)) => return self.fail(INVALID_DATA, "Invalid compressed data", sink),
             }
         }
         if text && std::str::from_utf8(unchecked).is_err() {
-            return self.fail(INVALID_DATA, "invalid UTF-8 in a text message", sink);
+            return self.fail(INVALID_DATA, "Received invalid UTF-8 in text frame.", sink);
         }
         sink.message(text, payload);
         assembled.clear();
@@ -299,14 +300,17 @@ impl Codec {
     fn close_frame(&mut self, payload: &[u8], sink: &mut dyn Sink) {
         let code = match payload.len() {
             0 => None,
-            1 => return self.fail(PROTOCOL_ERROR, "close frame with a 1-byte payload", sink),
+            1 => return self.fail(PROTOCOL_ERROR, "Received close frame with a 1-byte body.", sink),
             _ => Some(u16::from_be_bytes([payload[0], payload[1]])),
         };
         if code.is_some_and(|c| !is_valid_close_code(c)) {
-            return self.fail(PROTOCOL_ERROR, "invalid close code", sink);
+            return self.fail(PROTOCOL_ERROR, "Invalid status code", sink);
         }
-        let Ok(reason) = std::str::from_utf8(payload.get(2..).unwrap_or(&[])) else {
-            return self.fail(INVALID_DATA, "invalid UTF-8 in a close reason", sink);
+        // The reason is decoded "without BOM" (WHATWG WebSockets, as undici).
+        let raw = payload.get(2..).unwrap_or(&[]);
+        let raw = raw.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(raw);
+        let Ok(reason) = std::str::from_utf8(raw) else {
+            return self.fail(INVALID_DATA, "Invalid UTF-8", sink);
         };
         self.close_received = true;
         if !self.close_sent {
@@ -318,12 +322,13 @@ impl Codec {
         sink.close(code, reason);
     }
 
+    /// `reason` goes in the close frame too (undici's wording, so servers log the same cause).
     fn fail(&mut self, code: u16, reason: &str, sink: &mut dyn Sink) {
         self.failed = true;
         self.cur = None;
         if !self.close_sent {
             let mut out = Vec::new();
-            self.encode_close(Some(code), b"", &mut out);
+            self.encode_close(Some(code), reason.as_bytes(), &mut out);
             sink.write(&out);
         }
         sink.fail(code, reason);

@@ -29,8 +29,9 @@ impl Inflater {
             let mut pos = 0;
             loop {
                 if out.len() == out.capacity() {
-                    // One byte past `max` is enough to know the message is too big.
-                    let room = (max + 1).saturating_sub(out.len());
+                    // One byte past `max` is enough to know the message is too big (`max` may
+                    // be usize::MAX: no limit).
+                    let room = max.saturating_add(1).saturating_sub(out.len());
                     if room == 0 {
                         return Err(InflateError::TooBig);
                     }

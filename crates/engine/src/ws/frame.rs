@@ -40,14 +40,14 @@ pub enum HeaderError {
 }
 
 impl HeaderError {
+    /// The reason sent in the close frame; undici's wording where it has the same check.
     pub fn message(self) -> &'static str {
         match self {
-            HeaderError::ReservedBits => "reserved bits set",
-            HeaderError::UnknownOpcode => "unknown opcode",
-            HeaderError::Masked => "server frames must not be masked",
-            HeaderError::ControlTooLong => "control frame payload over 125 bytes",
-            HeaderError::ControlFragmented => "fragmented control frame",
-            HeaderError::LengthTooLarge => "payload length has its most significant bit set",
+            HeaderError::ReservedBits => "RSV1, RSV2, RSV3 must be clear",
+            HeaderError::UnknownOpcode => "Invalid opcode received",
+            HeaderError::Masked => "Frame cannot be masked",
+            HeaderError::ControlTooLong | HeaderError::ControlFragmented => "Control frame either too large or fragmented",
+            HeaderError::LengthTooLarge => "Payload length has its most significant bit set",
         }
     }
 }

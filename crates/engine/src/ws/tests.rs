@@ -112,13 +112,16 @@ fn a_close_we_started_is_not_answered_again() {
     assert!(out.is_empty());
 }
 
-/// Each bad stream fails with `code`, after which a close frame with that code went out.
-fn fails(make: &dyn Fn() -> Codec, stream: &[u8], code: u16) {
+/// Each bad stream fails with `code`, after which a close frame with that code went out; returns
+/// the reason that frame carried.
+fn fails(make: &dyn Fn() -> Codec, stream: &[u8], code: u16) -> String {
     let evs = every_split(make, stream);
     let n = evs.len();
     assert!(n >= 2, "{evs:?}");
-    assert_eq!(evs[n - 2], Ev::Wrote(frame::CLOSE, code.to_be_bytes().to_vec()), "{evs:?}");
+    let Ev::Wrote(frame::CLOSE, payload) = &evs[n - 2] else { panic!("no close frame: {evs:?}") };
+    assert_eq!(payload[..2], code.to_be_bytes(), "{evs:?}");
     assert_eq!(evs[n - 1], Ev::Fail(code), "{evs:?}");
+    String::from_utf8(payload[2..].to_vec()).unwrap()
 }
 
 #[test]
@@ -204,6 +207,26 @@ fn oversized_messages_close_with_1009() {
     fails(&limited, &sf(true, true, frame::BINARY, &bomb), 1009);
     let exact = || Codec::new(5000, Some(DeflateParams::default()));
     assert_eq!(run(&mut exact(), &[&sf(true, true, frame::BINARY, &bomb)]), vec![Ev::Binary(vec![0; 5000])]);
+    assert_eq!(fails(&small, &sf(true, false, frame::BINARY, &[0; 11]), 1009), "Payload size exceeds maximum allowed size");
+    assert_eq!(fails(&limited, &sf(true, true, frame::BINARY, &bomb), 1009), "Max decompressed message size exceeded");
+}
+
+#[test]
+fn no_limit_inflates_compressed_messages() {
+    // maxPayloadSize 0 reaches the codec as usize::MAX: the inflater's "one byte past the limit"
+    // must not overflow (it panicked, and in release refused every compressed message).
+    let unlimited = || Codec::new(usize::MAX, Some(DeflateParams::default()));
+    let big = vec![b'A'; 200_000];
+    let stream = sf(true, true, frame::BINARY, &server_deflate(&big));
+    assert_eq!(run(&mut unlimited(), &[&stream]), vec![Ev::Binary(big)]);
+}
+
+#[test]
+fn a_close_reason_loses_its_bom() {
+    let mut payload = vec![0x03, 0xE8];
+    payload.extend_from_slice("\u{FEFF}bye".as_bytes());
+    let evs = run(&mut plain(), &[&sf(true, false, frame::CLOSE, &payload)]);
+    assert_eq!(evs.last(), Some(&Ev::Close(Some(1000), "bye".into())));
 }
 
 #[test]
@@ -225,7 +248,8 @@ fn messages_in_too_many_fragments_close_with_1008() {
     two.extend(fragmented(3));
     let texts = run(&mut limited(), &[&two]).into_iter().filter(|e| matches!(e, Ev::Text(_))).count();
     assert_eq!(texts, 2);
-    fails(&limited, &fragmented(4), 1008);
+    // The close frame says why, in undici's words (its servers' logs and tests read it).
+    assert_eq!(fails(&limited, &fragmented(4), 1008), "Too many message fragments");
     // The failing frame is refused by its header, before any payload arrives.
     let mut s = fragmented(3);
     s.truncate(s.len() - 2);
