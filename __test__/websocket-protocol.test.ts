@@ -8,8 +8,8 @@ import { wsTestKit } from './fixtures/ws-client.js';
 
 const { server, socket, opened, inbox, closeOf, peerPromise } = wsTestKit();
 
-/** Sends `bytes` from the server; resolves with the client's close code and its close event. */
-async function failWith(bytes: Buffer, init?: ConstructorParameters<typeof WebSocket>[1]) {
+/** Sends `bytes` from the server; resolves with the payload of the client's close frame. */
+async function failFrame(bytes: Buffer, init?: ConstructorParameters<typeof WebSocket>[1]): Promise<Buffer> {
   const { onPeer, peer } = peerPromise();
   const s = await server(onPeer);
   const ws = await opened(socket(s.ws, init));
@@ -25,8 +25,12 @@ async function failWith(bytes: Buffer, init?: ConstructorParameters<typeof WebSo
   expect(errors).toHaveLength(1);
   expect(errors[0]!.error).toBeInstanceOf(TypeError);
   expect([close.code, close.wasClean]).toEqual([1006, false]);
-  return f!.payload.readUInt16BE(0);
+  return f!.payload;
 }
+
+/** The close code the client fails the connection with when the server sends `bytes`. */
+const failWith = async (bytes: Buffer, init?: ConstructorParameters<typeof WebSocket>[1]): Promise<number> =>
+  (await failFrame(bytes, init)).readUInt16BE(0);
 
 describe('WebSocket: failing the connection', () => {
   it('invalid UTF-8 in a text message → 1007', async () => {
@@ -53,6 +57,16 @@ describe('WebSocket: failing the connection', () => {
   it('a message over maxPayloadSize → 1009', async () => {
     expect(await failWith(frame(2, Buffer.alloc(2000)), { maxPayloadSize: 1000 })).toBe(1009);
     expect(await failWith(Buffer.concat([frame(2, Buffer.alloc(600), { fin: false }), frame(0, Buffer.alloc(600))]), { maxPayloadSize: 1000 })).toBe(1009);
+  });
+
+  it("the close frame gives undici's reason, as servers log it", async () => {
+    const reason = async (bytes: Buffer, init?: ConstructorParameters<typeof WebSocket>[1]) =>
+      (await failFrame(bytes, init)).subarray(2).toString();
+    expect(await reason(frame(1, 'masked', { mask: true }))).toBe('Frame cannot be masked');
+    expect(await reason(frame(1, Buffer.from([0xff])))).toBe('Received invalid UTF-8 in text frame.');
+    expect(await reason(frame(2, Buffer.alloc(2000)), { maxPayloadSize: 1000 })).toBe('Payload size exceeds maximum allowed size');
+    const fragments = Buffer.concat([frame(2, 'a', { fin: false }), frame(0, 'a', { fin: false }), frame(0, 'a')]);
+    expect(await reason(fragments, { maxFragments: 2 })).toBe('Too many message fragments');
   });
 
   it('rejects a bad maxPayloadSize at construction', () => {
@@ -103,6 +117,16 @@ describe('WebSocket: permessage-deflate', () => {
     expect(f!.payload.readUInt16BE(0)).toBe(1009);
     p.socket.end();
     expect((await closed).code).toBe(1006);
+  });
+
+  it('maxPayloadSize 0 (no limit) inflates a compressed message', async () => {
+    const { peer, start } = deflateServer('permessage-deflate');
+    const s = await start();
+    const ws = await opened(socket(s.ws, { maxPayloadSize: 0 }));
+    const next = inbox(ws);
+    const p = await peer;
+    p.send(frame(2, deflateMessage(Buffer.alloc(2 * 1024 * 1024, 0x41)), { rsv1: true }));
+    expect(((await next()).data as Blob).size).toBe(2 * 1024 * 1024);
   });
 
   it('corrupt compressed data → 1007', async () => {

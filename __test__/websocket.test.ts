@@ -169,6 +169,19 @@ describe('WebSocket: messages', () => {
     expect(ws.binaryType).toBe('blob');
   });
 
+  it('bytes sent behind a Blob are the bytes at send(), whatever the caller does next', async () => {
+    const s = await server();
+    const ws = await opened(socket(s.ws));
+    ws.binaryType = 'arraybuffer';
+    const next = inbox(ws);
+    const bytes = new Uint8Array([0x61]);
+    ws.send(new Blob([bytes]));
+    ws.send(bytes);
+    bytes[0] = 1;
+    expect(new Uint8Array((await next()).data as ArrayBuffer)).toEqual(new Uint8Array([0x61]));
+    expect(new Uint8Array((await next()).data as ArrayBuffer)).toEqual(new Uint8Array([0x61]));
+  });
+
   it('carries a 16 MiB message both ways', async () => {
     const s = await server();
     const ws = await opened(socket(s.ws));

@@ -32,16 +32,22 @@ export abstract class DispatcherBase extends Dispatcher {
   #destroyed = false;
   #webSocket: Readonly<WebSocketLimits> = DEFAULT_LIMITS;
 
-  /** undici's getter: the limits of WebSocket connections made through this dispatcher. */
+  /**
+   * undici's getter: the limits of WebSocket connections made through this dispatcher — undici's
+   * two, and ferro's `stalledWriteTimeout` only when it was given.
+   */
   get webSocketOptions(): WebSocketOptions {
-    return { ...this.#webSocket };
+    const { maxFragments, maxPayloadSize, stalledWriteTimeout } = this.#webSocket;
+    return this.#stallGiven ? { maxFragments, maxPayloadSize, stalledWriteTimeout } : { maxFragments, maxPayloadSize };
   }
+  #stallGiven = false;
 
   /** Takes the `webSocket` option (undici's, on every dispatcher that has options). */
   protected setWebSocketOptions(opts: unknown): void {
     if (opts == null) return;
     if (typeof opts !== 'object') throw new InvalidArgumentError('webSocket must be an object');
     this.#webSocket = resolveLimits(opts as WebSocketOptions, null, (message) => new InvalidArgumentError(message));
+    this.#stallGiven = (opts as WebSocketOptions).stalledWriteTimeout != null;
   }
 
   #eventSource: Readonly<Required<EventSourceOptions>> = DEFAULT_EVENT_SOURCE_OPTIONS;

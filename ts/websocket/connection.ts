@@ -33,6 +33,8 @@ export interface ConnectionHost {
 }
 
 export interface ConnectionOptions {
+  /** The WebSocket or WebSocketStream: the `websocket` of its diagnostics messages, as undici's. */
+  owner: object;
   url: URL;
   protocols: string[];
   headers: HeadersInit | null | undefined;
@@ -51,7 +53,7 @@ export class WebSocketConnection implements CodecSink {
   #error: Error | null = null;
   #timer: NodeJS.Timeout | null = null;
   readonly #limits: WebSocketLimits;
-  readonly #url: string;
+  readonly #owner: object;
   /** A reader (WebSocketStream) asked for no more messages for now. */
   #readerFull = false;
   /**
@@ -68,7 +70,7 @@ export class WebSocketConnection implements CodecSink {
 
   constructor(opts: ConnectionOptions, host: ConnectionHost) {
     this.#host = host;
-    this.#url = opts.url.href;
+    this.#owner = opts.owner;
     this.#limits = opts.limits;
     this.#abortHandshake = openHandshake(opts, (err, result) => {
       this.#abortHandshake = null;
@@ -97,7 +99,8 @@ export class WebSocketConnection implements CodecSink {
           address: s.remoteAddress == null ? null : { address: s.remoteAddress, port: s.remotePort, family: s.remoteFamily },
           protocol: result.protocol,
           extensions: result.extensions,
-          websocket: { url: this.#url },
+          websocket: this.#owner,
+          handshakeResponse: result.response,
         });
       }
       host.onOpen(result.protocol, result.extensions);
@@ -120,7 +123,15 @@ export class WebSocketConnection implements CodecSink {
   #read(socket: Duplex, chunk: Buffer): void {
     let rest = chunk;
     for (;;) {
-      const events = this.#codec?.feed(rest) ?? null;
+      let events: Buffer | null;
+      try {
+        events = this.#codec?.feed(rest) ?? null;
+      } catch (err) {
+        // The engine refused to go on (a caught panic): the connection fails, the process lives.
+        this.#error ??= new TypeError(`WebSocket connection failed: ${(err as Error).message}`, { cause: err });
+        this.readyState = CLOSING;
+        return void socket.destroy();
+      }
       const took = events === null ? -1 : decodeEvents(events, this);
       if (this.#replied) this.#sendReplies();
       if (took < 0) return;
@@ -304,7 +315,7 @@ export class WebSocketConnection implements CodecSink {
     const why = error ?? this.#error ?? (received === null ? new TypeError('WebSocket connection closed abnormally') : null);
     if (why !== null && info.code === 1006 && hasSubscribers('websocket:socket_error')) publish('websocket:socket_error', why);
     if (hasSubscribers('websocket:close')) {
-      publish('websocket:close', { websocket: { url: this.#url }, code: info.code, reason: info.reason });
+      publish('websocket:close', { websocket: this.#owner, code: info.code, reason: info.reason });
     }
     this.#host.onClose(info, why);
   }
@@ -314,11 +325,11 @@ export class WebSocketConnection implements CodecSink {
     this.#host.onMessage(data);
   }
   onPing(data: Buffer): void {
-    if (hasSubscribers('websocket:ping')) publish('websocket:ping', { payload: data, websocket: { url: this.#url } });
+    if (hasSubscribers('websocket:ping')) publish('websocket:ping', { payload: data, websocket: this.#owner });
     this.#host.onPing(data);
   }
   onPong(data: Buffer): void {
-    if (hasSubscribers('websocket:pong')) publish('websocket:pong', { payload: data, websocket: { url: this.#url } });
+    if (hasSubscribers('websocket:pong')) publish('websocket:pong', { payload: data, websocket: this.#owner });
     this.#host.onPong(data);
   }
   onCloseFrame(code: number, reason: string): void {

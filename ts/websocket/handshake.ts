@@ -2,6 +2,7 @@
 // subprotocol validation, the upgrade request dispatched on any ferro dispatcher, and the checks
 // of the server's 101 answer.
 import { createHash, randomBytes } from 'node:crypto';
+import { STATUS_CODES } from 'node:http';
 import { kDebugScope } from '../core/diagnostics.js';
 import type { Duplex } from 'node:stream';
 import type { IncomingHttpHeaders } from 'node:http';
@@ -53,10 +54,19 @@ export interface Handshake {
   dispatcher: Dispatcher;
 }
 
+/** The server's 101 as undici's `websocket:open` diagnostics message shows it. */
+export interface HandshakeResponse {
+  status: number;
+  statusText: string;
+  /** Lower-case names; repeated fields joined with ', '. */
+  headers: Record<string, string>;
+}
+
 export interface HandshakeResult {
   socket: Duplex;
   protocol: string;
   extensions: string;
+  response: HandshakeResponse;
 }
 
 function single(headers: IncomingHttpHeaders, name: string): string {
@@ -78,16 +88,22 @@ function checkAnswer(h: IncomingHttpHeaders, key: string, protocols: string[]): 
 
 type Settle = (err: Error | null, result: HandshakeResult | null) => void;
 
+/** Ends an attempt answered 401 so that it is made again with the URL's credentials. */
+class Unauthorized extends Error {}
+
 class HandshakeHandler implements DispatchHandler {
   #controller: DispatchController | null = null;
   #abortReason: Error | null = null;
   #settle: Settle | null;
   readonly #key: string;
   readonly #protocols: string[];
+  /** A 401 ends this attempt with Unauthorized (the URL has credentials not yet sent). */
+  readonly #retryOn401: boolean;
 
-  constructor(key: string, protocols: string[], settle: Settle) {
+  constructor(key: string, protocols: string[], retryOn401: boolean, settle: Settle) {
     this.#key = key;
     this.#protocols = protocols;
+    this.#retryOn401 = retryOn401;
     this.#settle = settle;
   }
 
@@ -115,11 +131,15 @@ class HandshakeHandler implements DispatchHandler {
       return;
     }
     const protocol = single(headers, 'sec-websocket-protocol');
-    this.#finish(null, { socket, protocol, extensions: single(headers, 'sec-websocket-extensions') });
+    const all: Record<string, string> = {};
+    for (const name of Object.keys(headers)) all[name] = single(headers, name);
+    const response = { status: statusCode, statusText: STATUS_CODES[statusCode] ?? '', headers: all };
+    this.#finish(null, { socket, protocol, extensions: single(headers, 'sec-websocket-extensions'), response });
   }
 
   onResponseStart(controller: DispatchController, statusCode: number): void {
     if (statusCode < 200) return;
+    if (statusCode === 401 && this.#retryOn401) return controller.abort(new Unauthorized());
     controller.abort(new TypeError(`WebSocket handshake failed: the server answered ${statusCode}`));
   }
 
@@ -131,26 +151,64 @@ class HandshakeHandler implements DispatchHandler {
   }
 }
 
-/** Sends the upgrade request; `settle` gets the socket or why there is none. Returns an abort. */
-export function openHandshake(h: Handshake, settle: Settle): (reason: Error) => void {
-  const key = randomBytes(16).toString('base64');
+/**
+ * The request headers: the caller's (names as given, as undici forwards them; Headers checks
+ * them), then the handshake's own.
+ */
+function requestHeaders(init: HeadersInit | null | undefined, key: string, protocols: string[]): Record<string, string> {
   const headers: Record<string, string> = {};
-  // Node's Headers joins an array value with ', ', as undici's does for a HeaderRecord.
-  if (h.headers != null) new Headers(h.headers as ConstructorParameters<typeof Headers>[0]).forEach((value, name) => (headers[name] = value));
+  if (init != null) {
+    const checked = new Headers(init as ConstructorParameters<typeof Headers>[0]);
+    // A record or a list keeps its spelling; a Headers object has only lower-case names.
+    const given: Iterable<readonly [string, string]> =
+      init instanceof Headers ? checked : Array.isArray(init) ? (init as [string, string][]) : Object.entries(init as Record<string, string>);
+    const spelled = new Map<string, string>();
+    for (const [name] of given) if (!spelled.has(name.toLowerCase())) spelled.set(name.toLowerCase(), name);
+    // Headers joins a repeated name's values with ', ', as undici's header list does.
+    checked.forEach((value, name) => (headers[spelled.get(name) ?? name] = value));
+  }
   headers['sec-websocket-key'] = key;
   headers['sec-websocket-version'] = '13';
   headers['sec-websocket-extensions'] = extensionOffer;
-  if (h.protocols.length > 0) headers['sec-websocket-protocol'] = h.protocols.join(', ');
-  const handler = new HandshakeHandler(key, h.protocols, settle);
+  if (protocols.length > 0) headers['sec-websocket-protocol'] = protocols.join(', ');
+  return headers;
+}
+
+/** `Basic` credentials from the URL's user info, or null when it has none. */
+function urlCredentials(url: URL): string | null {
+  if (url.username === '' && url.password === '') return null;
+  const user = decodeURIComponent(url.username);
+  const pass = decodeURIComponent(url.password);
+  return `Basic ${Buffer.from(`${user}:${pass}`).toString('base64')}`;
+}
+
+/**
+ * Sends the upgrade request; `settle` gets the socket or why there is none. Returns an abort.
+ * Credentials in the URL are sent only when the server answers 401, once (the Fetch standard's
+ * use-URL-credentials flag, which the handshake's request has).
+ */
+export function openHandshake(h: Handshake, settle: Settle): (reason: Error) => void {
+  const key = randomBytes(16).toString('base64');
+  const credentials = urlCredentials(h.url);
   const origin = `${h.url.protocol === 'wss:' ? 'https:' : 'http:'}//${h.url.host}`;
-  try {
-    h.dispatcher.dispatch(
-      // kDebugScope: the handshake's own request lines print under NODE_DEBUG=websocket.
-      { origin, path: h.url.pathname + h.url.search, method: 'GET', headers, upgrade: 'websocket', body: null, [kDebugScope]: 'websocket' },
-      handler,
-    );
-  } catch (err) {
-    queueMicrotask(() => settle(err as Error, null));
-  }
+  let handler: HandshakeHandler;
+  const attempt = (authorization: string | null): void => {
+    const headers = requestHeaders(h.headers, key, h.protocols);
+    if (authorization !== null) headers.authorization = authorization;
+    handler = new HandshakeHandler(key, h.protocols, credentials !== null && authorization === null, (err, result) => {
+      if (err instanceof Unauthorized) return attempt(credentials);
+      settle(err, result);
+    });
+    try {
+      h.dispatcher.dispatch(
+        // kDebugScope: the handshake's own request lines print under NODE_DEBUG=websocket.
+        { origin, path: h.url.pathname + h.url.search, method: 'GET', headers, upgrade: 'websocket', body: null, [kDebugScope]: 'websocket' },
+        handler,
+      );
+    } catch (err) {
+      queueMicrotask(() => settle(err as Error, null));
+    }
+  };
+  attempt(null);
   return (reason) => handler.abort(reason);
 }

@@ -102,6 +102,7 @@ export class WebSocketStream {
     };
     this.#conn = new WebSocketConnection(
       {
+        owner: this,
         url: this.#url,
         protocols,
         headers: options.headers,

@@ -106,7 +106,7 @@ export class WebSocket extends EventTarget {
       onClose: (info, error) => this.#onClose(info, error),
     };
     this.#conn = new WebSocketConnection(
-      { url: this.#url, protocols: list, headers: init.headers, dispatcher, limits },
+      { owner: this, url: this.#url, protocols: list, headers: init.headers, dispatcher, limits },
       host,
     );
   }
@@ -142,7 +142,8 @@ export class WebSocket extends EventTarget {
     else if (data instanceof ArrayBuffer || ArrayBuffer.isView(data)) item = bytesOf(data);
     else if (data instanceof Blob) item = data;
     else item = String(data);
-    if (this.#queue !== null || item instanceof Blob) return this.#enqueue(item);
+    // Behind a Blob being read, bytes wait: a copy, so that the caller may reuse its buffer at once.
+    if (this.#queue !== null || item instanceof Blob) return this.#enqueue(item instanceof Uint8Array ? item.slice() : item);
     this.#sendNow(item as string | Uint8Array);
   }
 
@@ -189,7 +190,12 @@ export class WebSocket extends EventTarget {
   }
 
   #onClose(info: CloseInfo, error: Error | null): void {
-    if (error !== null) this.dispatchEvent(new ErrorEvent('error', { error, message: error.message }));
+    if (error !== null) {
+      // Always a TypeError, as undici's (code checks `instanceof TypeError`); the network's own
+      // error is its cause.
+      const reported = error instanceof TypeError ? error : new TypeError(error.message, { cause: error });
+      this.dispatchEvent(new ErrorEvent('error', { error: reported, message: reported.message }));
+    }
     this.dispatchEvent(new CloseEvent('close', info));
   }
 

@@ -1,0 +1,134 @@
+// The WebSocket opening handshake as undici performs it (its test/websocket cases, ported): URL
+// credentials sent after a 401, the caller's header names forwarded as given, a failed connection
+// reported as a TypeError, and the diagnostics messages naming the socket and the server's 101.
+import { describe, expect, it } from 'vitest';
+import dc from 'node:diagnostics_channel';
+import { once } from 'node:events';
+import { createServer } from 'node:net';
+import { Agent, WebSocket, type Dispatcher, type ErrorEvent } from '../ts/index.js';
+import { closeFrame, echo, frame } from './fixtures/ws-server.js';
+import { wsTestKit } from './fixtures/ws-client.js';
+
+const { cleanup, server, socket, opened, closeOf, peerPromise } = wsTestKit();
+
+const ok101 = (accept: string): string =>
+  `HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: ${accept}\r\n\r\n`;
+
+/** Messages published on `name` while the test runs. */
+function recorder(name: string): unknown[] {
+  const got: unknown[] = [];
+  const listener = (m: unknown): void => void got.push(m);
+  dc.subscribe(name, listener);
+  cleanup.push(async () => void dc.unsubscribe(name, listener));
+  return got;
+}
+
+describe('WebSocket handshake: credentials in the URL', () => {
+  it('are sent only after a 401, once, on the same path', async () => {
+    const seen: { url: string | undefined; authorization: string | undefined }[] = [];
+    const s = await server((p) => void echo(p), {
+      answer: (req, accept) => {
+        seen.push({ url: req.url, authorization: req.headers.authorization });
+        return req.headers.authorization === undefined
+          ? 'HTTP/1.1 401 Unauthorized\r\nWWW-Authenticate: Basic realm="test"\r\nContent-Length: 0\r\n\r\n'
+          : ok101(accept);
+      },
+    });
+    const url = new URL(s.ws + '/path');
+    url.username = 'user';
+    url.password = 'pa ss';
+    const ws = await opened(socket(url));
+    expect(ws.url).toBe(url.href);
+    const basic = `Basic ${Buffer.from('user:pa ss').toString('base64')}`;
+    expect(seen).toEqual([
+      { url: '/path', authorization: undefined },
+      { url: '/path', authorization: basic },
+    ]);
+  });
+
+  it('a second 401 fails the connection', async () => {
+    let attempts = 0;
+    const s = await server(() => {}, {
+      answer: () => (attempts++, 'HTTP/1.1 401 Unauthorized\r\nContent-Length: 0\r\n\r\n'),
+    });
+    const ws = socket(s.ws.replace('://', '://user:pass@'));
+    const [error] = (await once(ws, 'error')) as [ErrorEvent];
+    expect(error.error).toBeInstanceOf(TypeError);
+    expect(error.error.message).toMatch(/401/);
+    expect(attempts).toBe(2);
+  });
+});
+
+describe('WebSocket handshake: request headers', () => {
+  it("reach the dispatcher under the caller's spelling", async () => {
+    const seen: Dispatcher.DispatchOptions[] = [];
+    class Recording extends Agent {
+      override dispatch(options: Dispatcher.DispatchOptions, handler: Dispatcher.DispatchHandler): boolean {
+        seen.push(options);
+        return super.dispatch(options, handler);
+      }
+    }
+    const { onPeer, peer } = peerPromise();
+    const s = await server(onPeer);
+    const dispatcher = cleanup.track(new Recording());
+    const headers = { 'x-khafra-hello': 'hi', Authorization: 'Bearer token' };
+    await opened(socket(s.ws, { dispatcher, headers }));
+    const sent = seen[0]!.headers as Record<string, string>;
+    expect(sent['x-khafra-hello']).toBe('hi');
+    expect(sent.Authorization).toBe('Bearer token');
+    expect((await peer).req.headers.authorization).toBe('Bearer token');
+  });
+});
+
+describe('WebSocket handshake: failures', () => {
+  it('a refused connection fires error (a TypeError, the cause kept) before close 1006', async () => {
+    const closed = createServer();
+    closed.listen(0, '127.0.0.1');
+    await once(closed, 'listening');
+    const { port } = closed.address() as { port: number };
+    await new Promise((r) => closed.close(r));
+    const ws = socket(`ws://127.0.0.1:${port}`);
+    const order: string[] = [];
+    let error: ErrorEvent | null = null;
+    ws.addEventListener('error', (e) => {
+      order.push('error');
+      error = e as ErrorEvent;
+    });
+    const close = await closeOf(ws);
+    order.push('close');
+    expect(order).toEqual(['error', 'close']);
+    expect(error!.error).toBeInstanceOf(TypeError);
+    expect((error!.error.cause as { code?: string }).code).toBe('ECONNREFUSED');
+    expect([close.code, close.wasClean]).toEqual([1006, false]);
+  });
+});
+
+describe('WebSocket diagnostics channels', () => {
+  it('open, ping, pong and close name the WebSocket; open carries the 101', async () => {
+    const opens = recorder('lib:websocket:open');
+    const pings = recorder('lib:websocket:ping');
+    const pongs = recorder('lib:websocket:pong');
+    const closes = recorder('lib:websocket:close');
+    const { onPeer, peer } = peerPromise();
+    const s = await server(onPeer, { protocol: (o) => o[0] });
+    const ws = await opened(socket(s.ws, 'chat'));
+    const p = await peer;
+    p.send(Buffer.concat([frame(9, 'hi'), frame(10, 'there'), closeFrame(1000, 'goodbye')]));
+    const closed = closeOf(ws);
+    expect((await p.nextFrame())!.opcode).toBe(10);
+    expect((await p.nextFrame())!.opcode).toBe(8);
+    p.socket.end();
+    await closed;
+    const open = opens[0] as { websocket: unknown; protocol: string; extensions: string; handshakeResponse: { status: number; statusText: string; headers: Record<string, string> } };
+    expect(open.websocket).toBe(ws);
+    expect([open.protocol, open.extensions]).toEqual(['chat', '']);
+    expect(open.handshakeResponse.status).toBe(101);
+    expect(open.handshakeResponse.statusText).toBe('Switching Protocols');
+    expect(open.handshakeResponse.headers.upgrade).toBe('websocket');
+    expect(open.handshakeResponse.headers.connection).toBe('Upgrade');
+    expect(typeof open.handshakeResponse.headers['sec-websocket-accept']).toBe('string');
+    expect(pings).toEqual([{ payload: Buffer.from('hi'), websocket: ws }]);
+    expect(pongs).toEqual([{ payload: Buffer.from('there'), websocket: ws }]);
+    expect(closes).toEqual([{ websocket: ws, code: 1000, reason: 'goodbye' }]);
+  });
+});
