@@ -346,6 +346,12 @@ impl ConnOwner for Pool {
             if st.probe == Some(conn) {
                 st.probe = None;
             }
+            if code == ErrorCode::Info {
+                // JS gave the attempt up (a bridged connect no request waited for, undici's
+                // cancelled connect): nothing failed. Work queued since gets a new connection.
+                self.arc().kick_locked(st);
+                return;
+            }
             if st.connected == 0 {
                 st.queue.drain(..).collect()
             } else {
@@ -594,6 +600,15 @@ mod tests {
         assert_eq!(p.state.lock().probe, None);
         p.kick();
         assert_eq!(probe_state(&p), (1, Some(1)));
+    }
+
+    #[tokio::test]
+    async fn a_connect_given_up_fails_nothing_and_the_queue_gets_a_new_connection() {
+        let p = probing_pool(1);
+        assert_eq!(probe_state(&p), (1, Some(0)));
+        p.connect_failed(0, ErrorCode::Info, "", "no request waits for this connection");
+        assert_eq!(p.stats().queued, 1, "the request queued meanwhile is not failed");
+        assert_eq!(probe_state(&p), (1, Some(1)), "a new connection opens for it");
     }
 
     #[tokio::test]

@@ -9,6 +9,10 @@ import { ErrorCode, holdUserError, releaseUserError, USER_ERROR } from '../../na
 import type { Connector, ConnectorOptions } from '../../core/connector.js';
 import { InvalidArgumentError } from '../../core/errors.js';
 
+/** What undici's util.isStream accepts: a stream-shaped object. */
+const isStream = (x: unknown): x is Socket =>
+  x !== null && typeof x === 'object' && typeof (x as Socket).pipe === 'function' && typeof (x as Socket).on === 'function';
+
 const ERRNO = (err: unknown): string => {
   const code = (err as { code?: unknown } | null)?.code;
   return typeof code === 'string' ? code : '';
@@ -21,6 +25,8 @@ class Link implements BridgeSink {
   readonly #calls: BridgeCalls;
   #socket: Socket | null = null;
   #closed = false;
+  /** The socket the connector returned before it called back: what cancels the attempt. */
+  returned: Socket | null = null;
 
   constructor(id: number, owner: Bridge, calls: BridgeCalls) {
     this.id = id;
@@ -30,6 +36,7 @@ class Link implements BridgeSink {
 
   /** The connector's socket is connected: hand it to the engine. */
   attach(socket: Socket): void {
+    this.returned = null;
     if (this.#closed) {
       // The engine stopped waiting (connect timeout) or the pool went away.
       socket.destroy();
@@ -65,6 +72,7 @@ class Link implements BridgeSink {
 
   /** The connector failed: the engine fails the connection attempt with `err` itself. */
   fail(err: unknown): void {
+    this.returned = null;
     if (this.#closed) return;
     const key = holdUserError(err);
     if (this.#calls.fail(this.id, USER_ERROR, ERRNO(err), key)) this.#owner.held.add(key);
@@ -72,6 +80,20 @@ class Link implements BridgeSink {
       releaseUserError(key);
       this.close();
     }
+  }
+
+  /**
+   * No request waits for this attempt any more (undici's cancelled connect): the socket the
+   * connector returned is destroyed, and the engine gives the attempt up without failing anything.
+   */
+  cancel(): void {
+    const socket = this.returned;
+    this.returned = null;
+    if (socket === null || this.#closed) return;
+    socket.on('error', () => {});
+    socket.destroy();
+    this.#calls.fail(this.id, ErrorCode.Info, '', 'no request waits for this connection');
+    this.close();
   }
 
   onBridgeWrite(chunk: Buffer): void {
@@ -154,10 +176,17 @@ export class Bridge {
       } else link.attach(socket);
     };
     try {
-      this.#connect({ ...this.#target }, callback);
+      const returned: unknown = this.#connect({ ...this.#target }, callback);
+      // undici 8.13: a connector may return its socket, so the attempt can be cancelled.
+      if (!called && isStream(returned)) link.returned = returned;
     } catch (err) {
       callback(err as Error);
     }
+  }
+
+  /** Nothing waits for a connection: attempts whose connector returned its socket are given up. */
+  cancelUnused(): void {
+    for (const link of [...this.links]) link.cancel();
   }
 
   /** The engine reported a failed connection; a user error's key is released after this batch. */

@@ -202,8 +202,15 @@ export class EngineDispatcher extends DispatcherBase implements RequestOwner {
     return true;
   }
 
-  requestDone(): void {
+  requestDone(aborted: boolean): void {
     const size = --this.#open;
+    // As undici: once the last waiting request aborted, a connection attempt nobody waits for is
+    // given up (checked after this tick, when a caller may have sent the next request).
+    if (aborted && size === 0 && this.#bridge !== null) {
+      queueMicrotask(() => {
+        if (this.#open === 0) this.#bridge?.cancelUnused();
+      });
+    }
     if (this.#names?.waiting === true) this.#switchNames();
     if (this.#needDrain && size < this.#capacity) {
       this.#needDrain = false;

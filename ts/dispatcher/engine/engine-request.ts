@@ -11,8 +11,8 @@ import { EngineSocket } from './engine-socket.js';
 import { latin1Buffers } from '../../core/headers.js';
 
 export interface RequestOwner {
-  /** Called once, when the request settles. */
-  requestDone(): void;
+  /** Called once, when the request settles; `aborted`: by its abort. */
+  requestDone(aborted: boolean): void;
   /** The engine driver the request runs on. */
   readonly engine: EngineKind;
 }
@@ -109,7 +109,7 @@ export class EngineRequest extends RequestController implements RequestSink {
 
   protected onSettled(err: Error | null): void {
     if ((this.#flags & TUNNELLED) === 0) closeRequest(this.id);
-    this.#owner.requestDone();
+    this.#owner.requestDone(this.aborted);
     const waiter = this.#drainWaiter;
     this.#drainWaiter = null;
     waiter?.();
