@@ -98,4 +98,12 @@ describe('pipelining', () => {
     const make = (pipelining?: number): Client => cleanup.add(new Client('http://127.0.0.1:1', pipelining === undefined ? {} : { pipelining }));
     expect([make().pipelining, make(4).pipelining, make(0).pipelining]).toEqual([1, 4, 0]);
   });
+
+  it('cannot be changed afterwards: NotSupportedError, even from sloppy-mode code', () => {
+    const c = cleanup.add(new Client('http://127.0.0.1:1'));
+    expect(() => Reflect.set(c, 'pipelining', 2)).toThrow(
+      new errors.NotSupportedError('pipelining is fixed when the Client is made; pass it to the constructor'),
+    );
+    expect(c.pipelining).toBe(1);
+  });
 });

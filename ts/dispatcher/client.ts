@@ -1,7 +1,7 @@
 // Client: one connection to one origin (undici's Client), served by the engine.
 import type { UrlObject } from '../core/url.js';
 import { EngineDispatcher, type EngineDispatcherOptions } from './engine/engine-dispatcher.js';
-import type { SocketInfo as ErrorSocketInfo } from '../core/errors.js';
+import { NotSupportedError, type SocketInfo as ErrorSocketInfo } from '../core/errors.js';
 import { ClientStats } from './stats.js';
 
 export type ClientOptions = EngineDispatcherOptions;
@@ -22,6 +22,11 @@ export class Client extends EngineDispatcher {
    */
   get pipelining(): number {
     return this.#pipelining;
+  }
+
+  /** Always throws (typed `never` so that TypeScript refuses the assignment): see the getter. */
+  set pipelining(_value: never) {
+    throw new NotSupportedError('pipelining is fixed when the Client is made; pass it to the constructor');
   }
 
   override get stats(): ClientStats {
