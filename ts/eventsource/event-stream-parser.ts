@@ -18,8 +18,20 @@ const BYTES_PER_ITEM = 128;
 const MIN_ITEMS = 1024;
 const MAX_ITEMS = 131072;
 
-// ignoreBOM: a BOM inside the stream is content; only the leading one is dropped (above).
-const utf8 = new TextDecoder('utf-8', { ignoreBOM: true });
+const FIELDS = ['data', 'event', 'id', 'retry'] as const;
+type Field = (typeof FIELDS)[number];
+
+/** The known field `buf[start, end)` names, compared as bytes (no decoding per line); null for others. */
+function fieldOf(buf: Buffer, start: number, end: number): Field | null {
+  const length = end - start;
+  for (const field of FIELDS) {
+    if (field.length !== length) continue;
+    let i = 0;
+    while (i < length && buf[start + i] === field.charCodeAt(i)) i++;
+    if (i === length) return field;
+  }
+  return null;
+}
 
 /** One event ready to fire: its type ('message' unless named), data, and the last event ID then. */
 export interface ParsedEvent {
@@ -96,23 +108,42 @@ export class EventStreamParser {
       chunk = this.#dropBom(chunk);
       if (chunk.length === 0) return;
     }
+    // A Buffer view (no copy), for its native indexOf and UTF-8 decoding.
+    const buf = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
     let start = 0;
     if (this.#skipLF) {
       this.#skipLF = false;
-      if (chunk[0] === LF) start = 1;
+      if (buf[0] === LF) start = 1;
     }
-    for (let i = start; i < chunk.length; i++) {
-      const byte = chunk[i];
-      if (byte !== LF && byte !== CR) continue;
-      this.#appendLine(chunk.subarray(start, i));
-      this.#endLine();
-      if (byte === CR) {
-        if (i + 1 === chunk.length) this.#skipLF = true;
-        else if (chunk[i + 1] === LF) i++;
+    // The next CR, searched again only once passed (most streams have none).
+    let cr = buf.indexOf(CR, start);
+    while (start < buf.length) {
+      if (cr !== -1 && cr < start) cr = buf.indexOf(CR, start);
+      const lf = buf.indexOf(LF, start);
+      const end = lf === -1 ? cr : cr === -1 ? lf : Math.min(lf, cr);
+      if (end === -1) break;
+      this.#growLine(end - start);
+      if (this.#line.length === 0) {
+        this.#processLine(buf, start, end);
+      } else {
+        this.#line.push(buf.subarray(start, end));
+        const line = Buffer.concat(this.#line, this.#lineLength);
+        this.#line = [];
+        this.#processLine(line, 0, line.length);
       }
-      start = i + 1;
+      this.#lineLength = 0;
+      start = end + 1;
+      if (buf[end] === CR) {
+        if (start === buf.length) this.#skipLF = true;
+        else if (buf[start] === LF) start++;
+      }
     }
-    if (start < chunk.length) this.#appendLine(chunk.subarray(start));
+    if (start < buf.length) {
+      this.#growLine(buf.length - start);
+      if (this.#maxItems > 0 && this.#line.length >= this.#maxItems) throw new EventSizeExceededError();
+      // A copy: the caller may reuse its chunk once this returns.
+      this.#line.push(Buffer.from(buf.subarray(start)));
+    }
   }
 
   /** Holds the first bytes until they are known to be a BOM (dropped) or not (kept). */
@@ -137,39 +168,23 @@ export class EventStreamParser {
     return chunk.subarray(i);
   }
 
-  #appendLine(piece: Uint8Array): void {
-    if (piece.length === 0) return;
-    this.#lineLength += piece.length;
-    if (this.#maxEventSize > 0) {
-      if (this.#lineLength > this.#maxEventSize + FIELD_PREFIX_BYTES) throw new EventSizeExceededError();
-      if (this.#line.length >= this.#maxItems) throw new EventSizeExceededError();
-    }
-    // A view into the caller's chunk must not outlive the call: the caller may reuse it.
-    this.#line.push(piece.slice());
+  /** Counts `bytes` more of the current line, which may not pass maxEventSize + 7. */
+  #growLine(bytes: number): void {
+    this.#lineLength += bytes;
+    if (this.#maxEventSize > 0 && this.#lineLength > this.#maxEventSize + FIELD_PREFIX_BYTES) throw new EventSizeExceededError();
   }
 
-  #endLine(): void {
-    const pieces = this.#line;
-    const line = pieces.length === 0 ? new Uint8Array(0) : pieces.length === 1 ? pieces[0]! : Buffer.concat(pieces, this.#lineLength);
-    this.#line = [];
-    this.#lineLength = 0;
-    this.#processLine(line);
-  }
-
-  #processLine(line: Uint8Array): void {
-    if (line.length === 0) return this.#dispatch();
-    const colon = line.indexOf(COLON);
-    if (colon === 0) return; // a comment
-    let nameEnd = line.length;
-    let valueStart = line.length;
-    if (colon > 0) {
-      nameEnd = colon;
-      valueStart = line[colon + 1] === SPACE ? colon + 2 : colon + 1;
-    }
-    const name = utf8.decode(line.subarray(0, nameEnd));
-    const valueBytes = line.length - valueStart;
-    const value = (): string => utf8.decode(line.subarray(valueStart));
-    switch (name) {
+  /** One whole line: `buf[start, end)`, without its line ending. */
+  #processLine(buf: Buffer, start: number, end: number): void {
+    if (start === end) return this.#dispatch();
+    if (buf[start] === COLON) return; // a comment
+    let colon = buf.indexOf(COLON, start);
+    if (colon >= end) colon = -1;
+    const nameEnd = colon === -1 ? end : colon;
+    const valueStart = colon === -1 ? end : buf[colon + 1] === SPACE && colon + 1 < end ? colon + 2 : colon + 1;
+    const valueBytes = end - valueStart;
+    const value = (): string => buf.toString('utf8', valueStart, end);
+    switch (fieldOf(buf, start, nameEnd)) {
       case 'data': {
         if (this.#maxItems > 0 && this.#data.length >= this.#maxItems) throw new EventSizeExceededError();
         // Lines are joined with LF: each after the first adds a byte.
@@ -186,7 +201,8 @@ export class EventStreamParser {
         return;
       case 'id': {
         // An ID with NUL is ignored whole (the spec), so a server cannot make a header of it.
-        if (line.subarray(valueStart).includes(0)) return;
+        const nul = buf.indexOf(0, valueStart);
+        if (nul !== -1 && nul < end) return;
         this.#checkSize(valueBytes - this.#idBytes);
         this.#idBytes = valueBytes;
         this.#lastEventIdBuffer = value();
