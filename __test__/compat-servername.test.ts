@@ -4,11 +4,12 @@
 // and the next one is made for the new name; requests keep their order.
 import { afterEach, describe, expect, it } from 'vitest';
 import { createServer } from 'node:https';
-import { createSecureContext, type TLSSocket } from 'node:tls';
+import { connect as connectTls, createSecureContext, type TLSSocket } from 'node:tls';
 import { readFileSync } from 'node:fs';
 import { once } from 'node:events';
 import type { AddressInfo } from 'node:net';
 import { Client, Pool, errors, type Dispatcher } from '../ts/index.js';
+import type { Connector } from '../ts/core/connector.js';
 import { Cleanup } from './fixtures/h1.js';
 import { httpServer } from './fixtures/servers.js';
 
@@ -97,6 +98,27 @@ describe('a per-request servername', () => {
     await b.destroy();
     expect(await running).toBeInstanceOf(errors.ClientDestroyedError);
     expect(await waiting).toBeInstanceOf(errors.ClientDestroyedError);
+  });
+
+  it('a custom connect is passed the name of each connection it makes', async () => {
+    const { origin, snis } = await sniServer();
+    const asked: (string | undefined)[] = [];
+    const connect: Connector = (opts, callback) => {
+      asked.push(opts.servername);
+      const socket = connectTls({ host: '127.0.0.1', port: Number(opts.port), servername: opts.servername, ca }, () =>
+        callback(null, socket),
+      );
+      socket.on('error', (err) => callback(err, null));
+      return socket;
+    };
+    const client = cleanup.add(new Client(origin, { connect }));
+    const changed: Error[] = [];
+    client.on('disconnect', (_o: URL, _t: readonly Dispatcher[], err: Error) => changed.push(err));
+    expect(await text(client)).toBe('localhost');
+    expect(await text(client, 'other.test')).toBe('other.test');
+    expect(asked).toEqual(['localhost', 'other.test']);
+    expect(snis).toEqual(['localhost', 'other.test']);
+    expect(changed.map((e) => e.message)).toEqual(['servername changed']);
   });
 
   it('a plain-http origin ignores it', async () => {

@@ -359,7 +359,7 @@ describe('a Client with a connector', () => {
     expect(sock.destroyed).toBe(true);
   });
 
-  it('the connector gets hostname, host, protocol, port and localAddress', async () => {
+  it('the connector gets hostname, host, protocol, port, servername and localAddress', async () => {
     const s = await serve(false, hello);
     const inner = buildConnector({});
     const calls: unknown[] = [];
@@ -371,7 +371,10 @@ describe('a Client with a connector', () => {
       },
     });
     expect(await text(c)).toBe('hello /');
-    expect(calls).toEqual([{ hostname: 'localhost', host: `localhost:${s.port}`, protocol: 'http:', port: String(s.port), localAddress: '127.0.0.1' }]);
+    // undici passes the TLS name whatever the protocol (none for an IP literal).
+    expect(calls).toEqual([
+      { hostname: 'localhost', host: `localhost:${s.port}`, protocol: 'http:', port: String(s.port), servername: 'localhost', localAddress: '127.0.0.1' },
+    ]);
   });
 
   it('httpSocket: a connector securing a socket it dialed itself', async () => {

@@ -83,7 +83,7 @@ class SessionCache {
 }
 
 /** The SNI name for a Host value ("name:port", "[v6]:port"): none for IP literals, as Node forbids them. */
-function serverNameOf(host: string | undefined): string | undefined {
+export function serverNameOf(host: string | undefined): string | undefined {
   if (!host) return undefined;
   let name = host;
   if (name.startsWith('[')) {

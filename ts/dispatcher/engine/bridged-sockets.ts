@@ -6,7 +6,7 @@ import type { TLSSocket } from 'node:tls';
 import { bridge, type BridgeCalls } from '../../native/engine.js';
 import type { BridgeSink } from '../../native/events.js';
 import { ErrorCode, holdUserError, releaseUserError, USER_ERROR } from '../../native/error-codes.js';
-import type { Connector, ConnectorOptions } from '../../core/connector.js';
+import { serverNameOf, type Connector, type ConnectorOptions } from '../../core/connector.js';
 import { InvalidArgumentError } from '../../core/errors.js';
 
 /** What undici's util.isStream accepts: a stream-shaped object. */
@@ -146,14 +146,24 @@ export class Bridge {
   constructor(origin: URL, connect: Connector, localAddress: string | null) {
     this.#connect = connect;
     // What undici's client passes a connector: the hostname without IPv6 brackets, the port as
-    // written in the origin ('' for the default).
+    // written in the origin ('' for the default), the TLS name (none for an IP literal).
     this.#target = {
       host: origin.host,
       hostname: origin.hostname.replace(/^\[(.*)\]$/, '$1'),
       protocol: origin.protocol,
       port: origin.port,
+      servername: serverNameOf(origin.host),
       localAddress,
     };
+  }
+
+  /**
+   * The connections are for another TLS name now (a request's own `servername`): the sockets made
+   * for the last one go, and the connector is asked for sockets for `name`.
+   */
+  switchName(name: string): void {
+    this.#target.servername = serverNameOf(name);
+    for (const link of [...this.links]) link.close();
   }
 
   /** BRIDGE_OPEN: the engine needs a connection for bridge `id`. */

@@ -75,9 +75,8 @@ export class EngineDispatcher extends DispatcherBase implements RequestOwner {
     };
     this.#events = new PoolEvents(this.#origin, this, this.#bridge, onH2);
     this.#config = s.pool;
-    // A connector's sockets are the connector's to name (undici passes it the name).
-    const tls = s.bridged === null ? s.pool.tls : undefined;
-    this.#names = tls == null ? null : new ServernameSwitch(tls.servername || this.#origin.hostname.replace(/^\[(.*)\]$/, '$1'));
+    const https = this.#origin.protocol === 'https:';
+    this.#names = https ? new ServernameSwitch(s.pool.tls?.servername || this.#origin.hostname.replace(/^\[(.*)\]$/, '$1')) : null;
     this.#native = nativeArgs(() => createPool(s.pool, this.#events, this.engine));
   }
 
@@ -228,7 +227,9 @@ export class EngineDispatcher extends DispatcherBase implements RequestOwner {
         const old = this.#native;
         forgetPool(old);
         old.destroy();
-        const tls = { ...this.#config.tls!, servername };
+        // A connector's sockets carry the connector's TLS: it is passed the name (bridged-sockets.ts).
+        const tls = this.#config.tls == null ? undefined : { ...this.#config.tls, servername };
+        this.#bridge?.switchName(servername);
         this.#native = nativeArgs(() => createPool({ ...this.#config, tls }, this.#events, this.engine));
         if (this.#closing) this.#native.close();
         this.#events.endAll(new InformationalError('servername changed'), () => {});
