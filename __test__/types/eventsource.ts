@@ -24,6 +24,7 @@ export const sameClass: typeof EventSource = SubpathEventSource;
 export const limited: Agent = new Agent({ eventSource: { maxEventSize: 1024 } });
 export const limitedClient: Client = new Client('http://localhost', { eventSource: { maxEventSize: 0 } });
 export const limits: number | undefined = limited.eventSourceOptions.maxEventSize;
+export const companion: Client.EventSourceOptions = { maxEventSize: 1 << 20 };
 
 // Listeners get the event type of their name; handlers too, with `this` the EventSource.
 eventSource.addEventListener('message', (ev) => {

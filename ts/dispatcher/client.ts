@@ -3,6 +3,7 @@ import type { UrlObject } from '../core/url.js';
 import { EngineDispatcher, type EngineDispatcherOptions } from './engine/engine-dispatcher.js';
 import { NotSupportedError, type SocketInfo as ErrorSocketInfo } from '../core/errors.js';
 import { ClientStats } from './stats.js';
+import type { EventSourceOptions as ClientEventSourceOptions } from '../eventsource/eventsource-options.js';
 
 export type ClientOptions = EngineDispatcherOptions;
 
@@ -38,4 +39,5 @@ export class Client extends EngineDispatcher {
 export declare namespace Client {
   export type Options = ClientOptions;
   export type SocketInfo = ErrorSocketInfo;
+  export type EventSourceOptions = ClientEventSourceOptions;
 }
