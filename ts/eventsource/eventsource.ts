@@ -111,7 +111,8 @@ export class EventSource extends EventTarget {
     if (node != null && typeof node !== 'object') throw new TypeError("Failed to construct 'EventSource': eventSourceInitDict.node is not an object.");
     this.#dispatcher = checkDispatcher(node?.dispatcher, 'node.dispatcher') ?? checkDispatcher(init?.dispatcher, 'dispatcher') ?? getGlobalDispatcher();
     this.#reconnectionTime = node?.reconnectionTime === undefined ? defaultReconnectionTime : unsignedLong(node.reconnectionTime);
-    this.#withCredentials = init?.withCredentials === true || (init?.withCredentials !== undefined && Boolean(init.withCredentials));
+    // WebIDL boolean: any value, by its truthiness.
+    this.#withCredentials = Boolean(init?.withCredentials);
 
     let record: URL;
     try {
@@ -179,7 +180,10 @@ export class EventSource extends EventTarget {
       signal: abort.signal,
       dispatcher: this.#dispatcher,
     }).then(
-      (res) => this.#onResponse(abort, authorization, res),
+      (res) =>
+        // Nothing in reading the response is expected to throw; if something does, the connection
+        // fails (an error event) rather than the process (an unhandled rejection).
+        this.#onResponse(abort, authorization, res).catch(() => this.#fail()),
       () => {
         // A network error (the server unreachable, the connection refused or reset): try again later.
         if (!abort.signal.aborted) this.#reconnect();
