@@ -61,7 +61,8 @@ export function hopHeaders(caller: Headers | null, hop: Hop): string[] {
   const key = simple && !hop.hasBody && (hop.method === 'GET' || hop.method === 'HEAD') ? `${https}${trusted}` : '';
   if (key !== '') {
     const cached = plain.get(key);
-    if (cached !== undefined) return cached;
+    // A copy: the list is the request's own, and a dispatcher may add to it (undici code does).
+    if (cached !== undefined) return cached.slice();
   }
 
   // The caller's names, gathered while copying: Headers.has validates its argument on every call.
@@ -107,6 +108,6 @@ export function hopHeaders(caller: Headers | null, hop: Hop): string[] {
   }
 
   const flat = out.sort(byName).flat();
-  if (key !== '') plain.set(key, flat);
+  if (key !== '') plain.set(key, flat.slice());
   return flat;
 }
