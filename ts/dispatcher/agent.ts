@@ -6,7 +6,7 @@ import { DispatcherBase } from './dispatcher-base.js';
 import { Client } from './client.js';
 import { Pool, type PoolOptions } from './pool.js';
 import type { DispatchHandler, DispatchOptions } from '../core/types.js';
-import type { PoolStats } from './stats.js';
+import type { ClientStats, PoolStats } from './stats.js';
 import { failUnstarted } from '../handler/detached-controller.js';
 
 export interface AgentOptions extends Omit<PoolOptions, 'factory'> {
@@ -46,10 +46,10 @@ export class Agent extends DispatcherBase {
   }
 
   /** Stats of each origin's dispatcher (those that report any), keyed by origin. */
-  get stats(): Record<string, PoolStats> {
-    const all: Record<string, PoolStats> = {};
+  get stats(): Record<string, PoolStats | ClientStats> {
+    const all: Record<string, PoolStats | ClientStats> = {};
     for (const [origin, d] of this.#dispatchers) {
-      const s = (d as { stats?: PoolStats }).stats;
+      const s = (d as { stats?: PoolStats | ClientStats }).stats;
       if (s !== undefined) all[origin] = s;
     }
     return all;
@@ -85,8 +85,9 @@ export class Agent extends DispatcherBase {
       // A dispatcher left with no connection and no request gives its origin slot back
       // (maxOrigins counts origins in use); the next request there creates a new one.
       const dropIfUnused = (): void => {
-        const s = (dispatcher as { stats?: PoolStats }).stats;
-        if (this.#dispatchers.get(key) !== dispatcher || s === undefined || s.connected > 0 || s.size > 0) return;
+        const s = (dispatcher as { stats?: PoolStats | ClientStats }).stats;
+        // A Client's `connected` is a boolean (ClientStats), a Pool's a count.
+        if (this.#dispatchers.get(key) !== dispatcher || s === undefined || Number(s.connected) > 0 || s.size > 0) return;
         this.#dispatchers.delete(key);
         // 'disconnect' may come after the Agent destroyed this dispatcher: its close() then
         // refuses (ClientDestroyedError), and with nothing left to give back that is no error.
