@@ -1,7 +1,7 @@
 // BodyReadable: the body mixin, dump(), and how the body talks back to its producer
 // (resume on read, abort on early destroy). First against a hand-driven producer, then end to end
 // through request() on a real server.
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { afterEach, describe, expect, expectTypeOf, it, vi } from 'vitest';
 import { once } from 'node:events';
 import { Readable } from 'node:stream';
 import { InvalidArgumentError, RequestAbortedError } from '../ts/core/errors.js';
@@ -327,13 +327,13 @@ describe('BodyReadable as a Readable', () => {
 });
 
 describe('BodyReadable.dump()', () => {
-  it('reads a body within the limit without aborting, and resolves null', async () => {
+  it('reads a body within the limit without aborting, and resolves undefined', async () => {
     const { body, src } = makeBody();
     const p = body.dump({ limit: 10 });
     body.push(Buffer.from('12345'));
     body.push(Buffer.from('6789'));
     body.push(null);
-    expect(await p).toBe(null);
+    expect(await p).toBeUndefined();
     expect(src.aborts).toEqual([]);
     expect(body.readableEnded).toBe(true);
   });
@@ -345,7 +345,7 @@ describe('BodyReadable.dump()', () => {
     await tick();
     expect(src.aborts).toEqual([]);
     body.push(Buffer.alloc(10));
-    expect(await p).toBe(null);
+    expect(await p).toBeUndefined();
     expect(body.destroyed).toBe(true);
     expect(src.aborts).toHaveLength(1);
   });
@@ -356,7 +356,7 @@ describe('BodyReadable.dump()', () => {
     body.push(Buffer.from('123'));
     await tick();
     body.push(Buffer.from('456'));
-    expect(await p).toBe(null);
+    expect(await p).toBeUndefined();
     expect(body.destroyed).toBe(true);
     expect(src.aborts).toHaveLength(1);
     expect(src.aborts[0]).toBeInstanceOf(RequestAbortedError);
@@ -364,7 +364,7 @@ describe('BodyReadable.dump()', () => {
 
   it('destroys right away when content-length announces more than the limit', async () => {
     const { body, src } = makeBody({ contentLength: 1000 });
-    expect(await body.dump({ limit: 10 })).toBe(null);
+    expect(await body.dump({ limit: 10 })).toBeUndefined();
     expect(body.destroyed).toBe(true);
     expect(src.aborts).toHaveLength(1);
   });
@@ -374,7 +374,7 @@ describe('BodyReadable.dump()', () => {
     body.push(null);
     body.resume();
     await once(body, 'close');
-    expect(await body.dump()).toBe(null);
+    expect(await body.dump()).toBeUndefined();
   });
 
   it('rejects with the reason of an already aborted signal', async () => {
@@ -402,7 +402,7 @@ describe('BodyReadable.dump()', () => {
     const p = body.dump({ limit: 100 });
     body.push(Buffer.from('abc'));
     body.push(null);
-    expect(await p).toBe(null);
+    expect(await p).toBeUndefined();
     expect(Buffer.concat(seen).toString()).toBe('abc');
     expect(src.aborts).toEqual([]);
   });
@@ -414,7 +414,7 @@ describe('BodyReadable.dump()', () => {
     body.push(Buffer.from('t'));
     body.push(null);
     expect(await text).toBe('t');
-    expect(await p).toBe(null);
+    expect(await p).toBeUndefined();
     expect(body.closed).toBe(true);
   });
 
@@ -422,7 +422,7 @@ describe('BodyReadable.dump()', () => {
     const { body } = makeBody();
     body.on('error', () => {});
     body.destroy(new Error('x'));
-    expect(await body.dump()).toBe(null);
+    expect(await body.dump()).toBeUndefined();
   });
 
   it('a text() after dump() rejects with TypeError', async () => {
@@ -438,7 +438,7 @@ describe('BodyReadable.dump()', () => {
     const p = body.dump({ limit: 1000 });
     for (let i = 0; i < 10; i++) expect(body.push(Buffer.from('xxxx'))).toBe(true);
     body.push(null);
-    expect(await p).toBe(null);
+    expect(await p).toBeUndefined();
     expect(src.aborts).toEqual([]);
   });
 
@@ -526,10 +526,12 @@ describe('body mixin through request()', () => {
     expect(text.length).toBe(1024 * 1024);
   });
 
-  it('dump() discards a small body and the dispatcher stays usable', async () => {
+  it('dump() discards a small body, resolves undefined (Promise<void> as undici types it), and the dispatcher stays usable', async () => {
     await setup();
     const first = await dispatcher.request({ path: '/chunks', method: 'GET' });
-    expect(await first.body.dump()).toBe(null);
+    const dumped = first.body.dump();
+    expectTypeOf(dumped).toEqualTypeOf<Promise<void>>();
+    expect(await dumped).toBeUndefined();
     const second = await dispatcher.request({ path: '/', method: 'GET' });
     expect(await second.body.text()).toBe('plain text');
   });
@@ -537,7 +539,7 @@ describe('body mixin through request()', () => {
   it('dump() with a limit below the body size destroys it and resolves', async () => {
     await setup();
     const { body } = await dispatcher.request({ path: '/big', method: 'GET' });
-    expect(await body.dump({ limit: 1024 })).toBe(null);
+    expect(await body.dump({ limit: 1024 })).toBeUndefined();
     expect(body.destroyed).toBe(true);
   });
 });

@@ -9,6 +9,11 @@
 // from push(), decodes once when the producer pushes `null`, and only then ends the Readable so
 // 'end' and 'close' still come in order. `await body.text()` on a small response is a handful of
 // operations: no copy into the Readable's buffer, no 'data' events, no per-chunk promises.
+//
+// A 'data' or 'readable' listener added while a mixin consumer reads ("joins" it) gets the bytes
+// too, as undici's does: from then on push() feeds both. undici's consumer starts a microtask after
+// text(), so a listener added before that also sees what had arrived; here the consumer keeps the
+// chunks it took ("replay") until that microtask and hands them to a listener that joins in time.
 
 import { Readable } from 'node:stream';
 import { Blob } from 'node:buffer';
@@ -92,12 +97,22 @@ export class BodyReadable extends Readable {
   #web: ReadableStream<Uint8Array> | null = null;
   /** Every chunk so far came through `pushChunk` as the body's alone (see `#wholeBuffer`). */
   #exclusive = true;
+  /** A stream reader joined the mixin consumer: push() feeds the Readable too. */
+  #mirror = false;
+  /** The chunks a detached consumer started with, until the microtask after it started. */
+  #replay: Buffer[] | null = null;
+  /** The end was pushed into the Readable's buffer. */
+  #eof = false;
 
   static {
     for (const name of ['on', 'addListener', 'prependListener'] as const) {
       const base = Readable.prototype[name] as (this: Readable, event: string | symbol, listener: (...args: unknown[]) => void) => Readable;
       const method = function (this: BodyReadable, event: string | symbol, listener: (...args: unknown[]) => void): Readable {
-        if (!this.#attached && (event === 'data' || event === 'readable')) this.#attach();
+        if (event === 'data' || event === 'readable') {
+          if (!this.#attached) this.#attach();
+          const consumer = this.#consumer;
+          if (consumer !== null && consumer.kind !== 'dump' && !this.#mirror) this.#join();
+        }
         return base.call(this, event, listener);
       };
       Object.defineProperty(BodyReadable.prototype, name, { value: method, writable: true, configurable: true });
@@ -146,9 +161,10 @@ export class BodyReadable extends Readable {
       this.#complete = true;
       const consumer = this.#consumer;
       if (consumer !== null && consumer.chunks !== null) this.#settle(consumer);
-      if (this.#attached) return super.push(null);
-      // Detached: the Readable ends once someone reads it, or right away for a consumer.
-      if (consumer !== null) this.#endReadable();
+      if (this.#attached) return this.#pushEof();
+      // Detached: the Readable ends once someone reads it, or for a consumer right away (after
+      // its replay window, which may still hand the chunks to a listener).
+      if (consumer !== null && this.#replay === null) this.#endReadable();
       return false;
     }
     const consumer = this.#consumer;
@@ -159,8 +175,8 @@ export class BodyReadable extends Readable {
       if (consumer.chunks === null) return !this.destroyed;
       consumer.chunks.push(buf);
       consumer.length += buf.length;
-      // The consumer buffers everything anyway; never ask the producer to pause.
-      return true;
+      // The consumer buffers everything anyway; only a joined reader may ask the producer to pause.
+      return this.#mirror ? super.push(buf) : true;
     }
     const held = this.#held;
     if (held !== null) {
@@ -185,12 +201,39 @@ export class BodyReadable extends Readable {
     this.#held = null;
     this.#heldLength = 0;
     for (let i = 0; i < held.length; i++) super.push(held[i]);
-    if (this.#complete && this.#consumer === null) super.push(null);
+    if (this.#complete && this.#consumer === null) this.#pushEof();
+  }
+
+  /** A stream reader arrived while a mixin consumer reads: both get the bytes from now on. */
+  #join(): void {
+    this.#mirror = true;
+    this.#attached = true;
+    const replay = this.#replay;
+    this.#replay = null;
+    if (this.#eof) return;
+    // Copies: a consumer that already settled may have handed out a chunk's memory as its result.
+    if (replay !== null) for (let i = 0; i < replay.length; i++) super.push(Buffer.from(replay[i]!));
+    if (this.#complete) this.#pushEof();
+  }
+
+  /** Starts the window in which a joining listener still gets the consumer's first chunks. */
+  #openReplay(chunks: Buffer[]): void {
+    this.#replay = chunks;
+    queueMicrotask(() => {
+      this.#replay = null;
+      // The end was held back for a listener that did not come.
+      if (this.#complete && !this.#eof && !this.destroyed) this.#endReadable();
+    });
+  }
+
+  #pushEof(): boolean {
+    this.#eof = true;
+    return super.push(null);
   }
 
   /** Ends the Readable of a body a mixin consumer read whole, so 'end' then 'close' follow. */
   #endReadable(): void {
-    super.push(null);
+    this.#pushEof();
     super.read(0);
   }
 
@@ -293,9 +336,10 @@ export class BodyReadable extends Readable {
   /**
    * Reads and discards the body so the connection can be reused. If more than `limit` bytes
    * arrive (or content-length announces more), the body is destroyed instead, which aborts the
-   * request. Resolves with null either way; rejects only when `signal` aborts.
+   * request. Resolves (with undefined, as undici's types say) either way; rejects only when `signal`
+   * aborts.
    */
-  dump(opts?: BodyDumpOptions): Promise<null> {
+  dump(opts?: BodyDumpOptions): Promise<void> {
     const signal = opts?.signal;
     if (signal != null && (typeof signal !== 'object' || !('aborted' in signal))) {
       return Promise.reject(new InvalidArgumentError('signal must be an AbortSignal'));
@@ -305,7 +349,7 @@ export class BodyReadable extends Readable {
     if (signal?.aborted) {
       return Promise.reject(signal.reason ?? new RequestAbortedError());
     }
-    if (this.closed) return Promise.resolve(null);
+    if (this.closed) return Promise.resolve();
     if (
       this.#consumer === null &&
       !this.destroyed &&
@@ -317,7 +361,7 @@ export class BodyReadable extends Readable {
 
     // Someone else is reading (or the body is already being torn down): discard alongside them
     // and settle on 'close'.
-    return new Promise<null>((resolve, reject) => {
+    return new Promise<void>((resolve, reject) => {
       const onAbort = (): void => {
         this.destroy(signal?.reason ?? new RequestAbortedError());
       };
@@ -330,7 +374,7 @@ export class BodyReadable extends Readable {
             return;
           }
         }
-        resolve(null);
+        resolve();
       });
       this.on('error', noop);
 
@@ -346,7 +390,7 @@ export class BodyReadable extends Readable {
   }
 
   /** dump() with nobody else reading: bytes are discarded inside push(), settled in _destroy. */
-  #dumpInPush(limit: number, signal: AbortSignal | null): Promise<null> {
+  #dumpInPush(limit: number, signal: AbortSignal | null): Promise<void> {
     this.on('error', noop);
     const consumer = this.#install('dump', null, limit);
     consumer.signal = signal;
@@ -356,7 +400,7 @@ export class BodyReadable extends Readable {
       };
       signal.addEventListener('abort', consumer.onAbort, { once: true });
     }
-    const promise = consumer.promise as Promise<null>;
+    const promise = consumer.promise as Promise<void>;
     if ((this.#contentLength !== null && this.#contentLength > limit) || this.#bytesRead > limit) {
       this.destroy();
       return promise;
@@ -397,9 +441,10 @@ export class BodyReadable extends Readable {
       this.#held = null;
       const consumer = this.#install(kind, held, this.#heldLength);
       this.#heldLength = 0;
+      this.#openReplay(held);
       if (this.#complete) {
+        // The Readable ends when the replay window closes.
         this.#settle(consumer);
-        this.#endReadable();
       } else if (this.destroyed) {
         consumer.chunks = null;
         consumer.reject(this.errored ?? new RequestAbortedError());
@@ -560,7 +605,7 @@ function settleDump(consumer: Consumer): void {
       return;
     }
   }
-  consumer.resolve(null);
+  consumer.resolve(undefined);
 }
 
 function toBuffer(chunk: Buffer | Uint8Array | string, encoding?: BufferEncoding): Buffer {
