@@ -22,7 +22,7 @@ import { explainSnapshotMiss } from './snapshot-miss.js';
 import { recorderCore, SnapshotRecorder, type RecorderCore } from './snapshot-recorder.js';
 import { replyFromSnapshot } from './snapshot-reply.js';
 import { requestBodyBytes, requestUrl, storedRequest } from './snapshot-request.js';
-import { isExcludedUrl, kind, SNAPSHOT_OPTIONS } from './snapshot-settings.js';
+import { isExcludedUrl, kind, SNAPSHOT_OPTIONS, snapshotSettings } from './snapshot-settings.js';
 import { RecordingHandler } from './snapshot-tee.js';
 
 /** The options the MockAgent (and the Agent it builds) should see. */
@@ -60,11 +60,13 @@ export class SnapshotAgent extends MockAgent {
     if (options != null && typeof options !== 'object') {
       throw new InvalidArgumentError(`SnapshotAgent options must be an object, got ${kind(options)}`);
     }
-    // The snapshot options are checked (and the recorder built) before the MockAgent's Agent.
-    const recorder = new SnapshotRecorder(recorderOptionsOf(options ?? {}));
+    // The snapshot options are checked before the MockAgent's Agent is built; the recorder (whose
+    // flush timer would outlive a MockAgent that refused its options) after.
+    const recorderOptions = recorderOptionsOf(options ?? {});
+    snapshotSettings(recorderOptions);
     super(mockOptionsOf(options ?? {}));
-    this.#recorder = recorder;
-    this.#core = recorderCore(recorder);
+    this.#recorder = new SnapshotRecorder(recorderOptions);
+    this.#core = recorderCore(this.#recorder);
   }
 
   /** The current mode: 'record', 'playback' or 'update'. */
