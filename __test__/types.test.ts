@@ -15,7 +15,7 @@ import { fileURLToPath } from 'node:url';
 const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
 const here = (rel: string): string => fileURLToPath(new URL(rel, import.meta.url));
 const project = (name: string): string => here(`./types/tsconfig.${name}.json`);
-const shapeFiles = ['errors.ts', 'fetch.ts', 'dispatcher.ts', 'companions.ts', 'subpaths.ts', 'eventsource.ts', 'snapshot.ts', 'client.ts', 'diagnostics.ts'].map((f) => here(`./types/${f}`));
+const shapeFiles = ['errors.ts', 'fetch.ts', 'dispatcher.ts', 'companions.ts', 'subpaths.ts', 'eventsource.ts', 'snapshot.ts', 'client.ts', 'diagnostics.ts', 'websocket.ts'].map((f) => here(`./types/${f}`));
 
 function run(args: string[]): string {
   const r = spawnSync(process.execPath, [tsc, ...args], { encoding: 'utf8' });

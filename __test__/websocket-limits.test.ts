@@ -300,7 +300,10 @@ describe('WebSocket: message size and fragment limits', () => {
     });
     const wss = new WebSocketStream(url, { maxFragments: 2 });
     const { readable } = await wss.opened;
-    await expect(readable.getReader().read()).rejects.toThrow(/\(1008\)/);
+    // undici's 'unclean close' WebSocketError; ferro keeps why as its cause.
+    const failure = (await readable.getReader().read().catch((e: unknown) => e)) as Error;
+    expect(failure.message).toBe('unclean close');
+    expect((failure.cause as Error).message).toMatch(/\(1008\)/);
     await expect(wss.closed).rejects.toMatchObject({ closeCode: 1006 });
     expect(await code).toBe(1008);
   });

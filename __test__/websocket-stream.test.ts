@@ -44,6 +44,8 @@ describe('WebSocketStream', () => {
     const s = await server(undefined, { protocol: (o) => o[0] });
     const wss = stream(s.ws, { protocols: ['p1'] });
     expect(wss.url).toBe(`${s.ws}/`);
+    expect(Object.prototype.toString.call(wss)).toBe('[object WebSocketStream]');
+    expect(Object.prototype.toString.call(new WebSocketError())).toBe('[object WebSocketError]');
     const { readable, writable, protocol, extensions } = await wss.opened;
     expect([protocol, extensions]).toEqual(['p1', '']);
     const writer = writable.getWriter();
@@ -54,9 +56,13 @@ describe('WebSocketStream', () => {
     const bin = await reader.read();
     expect(bin.value).toBeInstanceOf(Uint8Array);
     expect([...(bin.value as Uint8Array)]).toEqual([9, 8, 7]);
+    // Neither a string nor a BufferSource: sent as its string (WebIDL), as undici does.
+    await writer.write(5);
+    expect(await reader.read()).toEqual({ value: '5', done: false });
     wss.close({ closeCode: 4001, reason: 'done' });
     expect(await wss.closed).toEqual({ closeCode: 4001, reason: 'done' });
     expect(await reader.read()).toEqual({ value: undefined, done: true });
+    await expect(writer.write('late')).rejects.toMatchObject({ name: 'InvalidStateError', message: 'A closed WebSocketStream cannot be written to' });
   });
 
   it('rejects closed with a WebSocketError (1006) when the connection drops', async () => {
@@ -68,15 +74,20 @@ describe('WebSocketStream', () => {
     const err = (await wss.closed.catch((e: unknown) => e)) as WebSocketError;
     expect(err).toBeInstanceOf(WebSocketError);
     expect(err).toBeInstanceOf(DOMException);
-    expect(err.closeCode).toBe(1006);
+    expect([err.message, err.closeCode]).toEqual(['unclean close', 1006]);
     await expect(readable.getReader().read()).rejects.toBeInstanceOf(WebSocketError);
   });
 
   it('rejects opened and closed when the handshake fails', async () => {
     const s = await server(() => {}, { answer: () => 'HTTP/1.1 404 Not Found\r\ncontent-length: 0\r\n\r\n' });
     const wss = new WebSocketStream(s.ws);
-    await expect(wss.opened).rejects.toBeInstanceOf(WebSocketError);
-    await expect(wss.closed).rejects.toBeInstanceOf(WebSocketError);
+    const opened = (await wss.opened.catch((e: unknown) => e)) as WebSocketError;
+    const closed = (await wss.closed.catch((e: unknown) => e)) as WebSocketError;
+    expect(opened).toBeInstanceOf(WebSocketError);
+    expect(opened.message).toBe('Socket never opened');
+    expect((opened.cause as Error).message).toMatch(/404/);
+    expect(closed).toBeInstanceOf(WebSocketError);
+    expect([closed.message, closed.closeCode]).toEqual(['unclean close', 1006]);
   });
 
   it('an aborted signal rejects with its reason', async () => {
@@ -87,7 +98,10 @@ describe('WebSocketStream', () => {
     ac.abort(reason);
     await expect(wss.opened).rejects.toBe(reason);
     await expect(wss.closed).rejects.toBe(reason);
-    expect(() => new WebSocketStream(s.ws, { signal: ac.signal })).toThrow(reason);
+    // Already aborted: no connection, both promises rejected with the reason (not a throw).
+    const late = new WebSocketStream(s.ws, { signal: ac.signal });
+    await expect(late.opened).rejects.toBe(reason);
+    await expect(late.closed).rejects.toBe(reason);
   });
 
   it('WebSocketError validates its close code and reason', () => {

@@ -18,6 +18,9 @@ describe('WebSocket: opening', () => {
     expect(ws.readyState).toBe(WebSocket.CONNECTING);
     expect([ws.CONNECTING, ws.OPEN, ws.CLOSING, ws.CLOSED, WebSocket.CLOSED]).toEqual([0, 1, 2, 3, 3]);
     expect(Object.keys(ws)).toEqual([]);
+    // WebIDL: enumerable accessors on the prototype, and the interface's name.
+    expect(Object.prototype.toString.call(ws)).toBe('[object WebSocket]');
+    expect(Object.getOwnPropertyDescriptor(WebSocket.prototype, 'readyState')!.enumerable).toBe(true);
     expect(ws.url).toBe(`${s.ws}/chat?room=1`);
     expect(ws.protocol).toBe('');
     await opened(ws);

@@ -5,6 +5,7 @@
 // that refuse any other receiver.
 import type { EventInit } from '../core/event-types.js';
 import { inspect } from 'node:util';
+import { webidlInterface } from '../core/webidl-interface.js';
 
 export interface MessageEventInit<T = unknown> extends EventInit {
   data?: T;
@@ -230,12 +231,6 @@ export class ErrorEvent extends Event {
   }
 }
 
-// WebIDL attributes are enumerable accessors, and each interface names itself.
-for (const [cls, names] of [
-  [MessageEvent, ['data', 'origin', 'lastEventId', 'source', 'ports', 'initMessageEvent']],
-  [CloseEvent, ['wasClean', 'code', 'reason']],
-  [ErrorEvent, ['message', 'filename', 'lineno', 'colno', 'error']],
-] as const) {
-  for (const name of names) Object.defineProperty(cls.prototype, name, { enumerable: true });
-  Object.defineProperty(cls.prototype, Symbol.toStringTag, { value: cls.name, configurable: true });
-}
+webidlInterface(MessageEvent, ['data', 'origin', 'lastEventId', 'source', 'ports', 'initMessageEvent']);
+webidlInterface(CloseEvent, ['wasClean', 'code', 'reason']);
+webidlInterface(ErrorEvent, ['message', 'filename', 'lineno', 'colno', 'error']);

@@ -8,7 +8,14 @@ import { OPEN, WebSocketConnection, type CloseInfo, type ConnectionHost } from '
 import type { WebSocketOptions } from './limits.js';
 import { bytesOf, checkCloseArgs, limitsFor } from './websocket.js';
 import type { HeadersInit } from '../fetch/fetch-types.js';
-import type { BufferSource } from '../core/event-types.js';
+import { webidlInterface } from '../core/webidl-interface.js';
+// node:stream/web's classes (the globals, under the names undici's declarations use).
+import {
+  CountQueuingStrategy,
+  ReadableStream as WebReadableStream,
+  WritableStream as WebWritableStream,
+  type ReadableStreamDefaultController,
+} from 'node:stream/web';
 
 /** ferro / undici extras (dispatcher, headers, the receive limits), as for WebSocket. */
 export interface WebSocketStreamOptions extends WebSocketOptions {
@@ -18,16 +25,19 @@ export interface WebSocketStreamOptions extends WebSocketOptions {
   headers?: HeadersInit;
 }
 
+/** What `closed` resolves with; `close()` and `WebSocketError` take any part of it. */
 export interface WebSocketCloseInfo {
-  closeCode?: number;
-  reason?: string;
+  closeCode: number;
+  reason: string;
 }
 
 export interface WebSocketOpenInfo {
   extensions: string;
   protocol: string;
-  readable: ReadableStream<string | Uint8Array>;
-  writable: WritableStream<string | BufferSource>;
+  /** Messages: a string per text message, a Uint8Array per binary one. */
+  readable: WebReadableStream;
+  /** Takes strings (text messages) and BufferSources (binary ones); anything else is sent as its string. */
+  writable: WebWritableStream;
 }
 
 /** Messages held for a reader before the socket is paused. */
@@ -35,9 +45,9 @@ const READ_HIGH_WATER_MARK = 16;
 
 export class WebSocketError extends DOMException {
   #code: number | null;
-  readonly #reason: string;
+  #reason: string;
 
-  constructor(message = '', init: WebSocketCloseInfo = {}) {
+  constructor(message = '', init: Partial<WebSocketCloseInfo> = {}) {
     super(message, 'WebSocketError');
     let code = init.closeCode ?? null;
     const reason = checkCloseArgs(code ?? undefined, init.reason);
@@ -46,10 +56,15 @@ export class WebSocketError extends DOMException {
     this.#reason = reason;
   }
 
-  /** @internal How an abnormal close (1006, which no script may send) is reported. */
-  static abnormal(message: string, closeCode: number): WebSocketError {
-    const err = new WebSocketError(message);
-    err.#code = closeCode;
+  /**
+   * @internal An unclean close as undici reports it ('unclean close', with the connection's close
+   * code, 1006 when no close frame came, which no script may send); `cause`: why, when known.
+   */
+  static unclean(info: CloseInfo, cause: Error | null): WebSocketError {
+    const err = new WebSocketError('unclean close');
+    err.#code = info.code;
+    err.#reason = info.reason;
+    if (cause !== null) Object.defineProperty(err, 'cause', { value: cause, configurable: true, writable: true });
     return err;
   }
 
@@ -78,13 +93,15 @@ function deferred<T>(): Deferred<T> {
 
 export class WebSocketStream {
   readonly #url: URL;
-  readonly #conn: WebSocketConnection;
+  /** Null when the signal was already aborted: no connection is made. */
+  readonly #conn: WebSocketConnection | null = null;
   readonly #opened = deferred<WebSocketOpenInfo>();
   readonly #closed = deferred<WebSocketCloseInfo>();
   #readController: ReadableStreamDefaultController<string | Uint8Array> | null = null;
   #writeError: ((e: unknown) => void) | null = null;
   #wasOpened = false;
-  #abortReason: unknown = undefined;
+  /** The signal aborted the handshake: opened and closed were rejected with its reason. */
+  #handshakeAborted = false;
 
   constructor(url: string | URL, options: WebSocketStreamOptions = {}) {
     this.#url = parseWebSocketUrl(url);
@@ -92,7 +109,11 @@ export class WebSocketStream {
     const signal = options.signal ?? null;
     const dispatcher = options.dispatcher ?? getGlobalDispatcher();
     const limits = limitsFor(options, dispatcher);
-    if (signal?.aborted) throw signal.reason ?? new DOMException('This operation was aborted', 'AbortError');
+    if (signal?.aborted) {
+      this.#opened.reject(signal.reason);
+      this.#closed.reject(signal.reason);
+      return;
+    }
     const host: ConnectionHost = {
       onOpen: (protocol, extensions) => this.#onOpen(protocol, extensions),
       onMessage: (data) => this.#onMessage(data),
@@ -100,7 +121,7 @@ export class WebSocketStream {
       onPong: () => {},
       onClose: (info, error) => this.#onClose(info, error),
     };
-    this.#conn = new WebSocketConnection(
+    const conn = new WebSocketConnection(
       {
         owner: this,
         url: this.#url,
@@ -111,12 +132,15 @@ export class WebSocketStream {
       },
       host,
     );
+    this.#conn = conn;
     signal?.addEventListener(
       'abort',
       () => {
         if (this.#wasOpened) return;
-        this.#abortReason = signal.reason;
-        this.#conn.close(undefined, '');
+        this.#handshakeAborted = true;
+        conn.close(undefined, '');
+        this.#opened.reject(signal.reason);
+        this.#closed.reject(signal.reason);
       },
       { once: true },
     );
@@ -132,17 +156,17 @@ export class WebSocketStream {
     return this.#closed.promise;
   }
 
-  close(closeInfo?: WebSocketCloseInfo): void {
+  close(closeInfo?: Partial<WebSocketCloseInfo>): void {
     let code = closeInfo?.closeCode;
     const reason = checkCloseArgs(code, closeInfo?.reason);
     if (code === undefined && reason !== '') code = 1000;
-    this.#conn.close(code, reason);
+    this.#conn?.close(code, reason);
   }
 
   #onOpen(protocol: string, extensions: string): void {
     this.#wasOpened = true;
-    const conn = this.#conn;
-    const readable = new ReadableStream<string | Uint8Array>(
+    const conn = this.#conn!;
+    const readable = new WebReadableStream<string | Uint8Array>(
       {
         start: (controller) => void (this.#readController = controller),
         pull: () => conn.setReading(true),
@@ -150,13 +174,14 @@ export class WebSocketStream {
       },
       new CountQueuingStrategy({ highWaterMark: READ_HIGH_WATER_MARK }),
     );
-    const writable = new WritableStream<string | BufferSource>({
+    const writable = new WebWritableStream<unknown>({
       start: (controller) => void (this.#writeError = (e) => controller.error(e)),
       write: (chunk) =>
         new Promise<void>((resolve) => {
-          if (typeof chunk === 'string') conn.sendText(chunk, Buffer.byteLength(chunk), resolve);
-          else if (chunk instanceof ArrayBuffer || ArrayBuffer.isView(chunk)) conn.sendBinary(bytesOf(chunk), resolve);
-          else throw new TypeError('WebSocketStream writes strings and BufferSources');
+          // A BufferSource is a binary message; anything else is converted to a string (WebIDL).
+          if (chunk instanceof ArrayBuffer || ArrayBuffer.isView(chunk)) return conn.sendBinary(bytesOf(chunk), resolve);
+          const text = String(chunk);
+          conn.sendText(text, Buffer.byteLength(text), resolve);
         }),
       close: () => this.close(),
       abort: (reason) => this.close(toCloseInfo(reason)),
@@ -167,17 +192,20 @@ export class WebSocketStream {
   #onMessage(data: string | Buffer): void {
     const controller = this.#readController;
     // Once closing (close(), cancel, abort) messages are dropped, as WebSocket drops them.
-    if (controller === null || this.#conn.readyState !== OPEN) return;
+    if (controller === null || this.#conn?.readyState !== OPEN) return;
     // A copy: `data` is a view into the engine's event batch.
     controller.enqueue(typeof data === 'string' ? data : new Uint8Array(data));
-    if ((controller.desiredSize ?? 1) <= 0) this.#conn.setReading(false);
+    if ((controller.desiredSize ?? 1) <= 0) this.#conn?.setReading(false);
   }
 
   #onClose(info: CloseInfo, error: Error | null): void {
+    // The abort already rejected both promises.
+    if (this.#handshakeAborted) return;
     if (!this.#wasOpened) {
-      const reason = this.#abortReason !== undefined ? this.#abortReason : new WebSocketError(error?.message ?? 'WebSocket connection failed', {});
-      this.#opened.reject(reason);
-      this.#closed.reject(reason);
+      const never = new WebSocketError('Socket never opened');
+      if (error !== null) Object.defineProperty(never, 'cause', { value: error, configurable: true, writable: true });
+      this.#opened.reject(never);
+      this.#closed.reject(WebSocketError.unclean(info, error));
       return;
     }
     if (info.wasClean) {
@@ -186,11 +214,11 @@ export class WebSocketStream {
       } catch {
         /* already closed or errored by the reader */
       }
-      this.#writeError?.(new WebSocketError('The WebSocket is closed'));
+      this.#writeError?.(new DOMException('A closed WebSocketStream cannot be written to', 'InvalidStateError'));
       this.#closed.resolve({ closeCode: info.code, reason: info.reason });
       return;
     }
-    const err = WebSocketError.abnormal(error?.message ?? 'WebSocket connection closed abnormally', info.code);
+    const err = WebSocketError.unclean(info, error);
     try {
       this.#readController?.error(err);
     } catch {
@@ -202,7 +230,10 @@ export class WebSocketStream {
 }
 
 /** The close code and reason a stream's abort / cancel reason carries (a WebSocketError's). */
-function toCloseInfo(reason: unknown): WebSocketCloseInfo {
+function toCloseInfo(reason: unknown): Partial<WebSocketCloseInfo> {
   if (!(reason instanceof WebSocketError) || reason.closeCode === null) return {};
   return { closeCode: reason.closeCode, reason: reason.reason };
 }
+
+webidlInterface(WebSocketStream, ['url', 'opened', 'closed', 'close']);
+webidlInterface(WebSocketError, ['closeCode', 'reason']);

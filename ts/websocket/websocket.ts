@@ -3,6 +3,7 @@
 // Frames are the engine's (crates/engine/src/ws/); this class is the event-facing shell.
 import type { Dispatcher } from '../dispatcher/dispatcher.js';
 import { getGlobalDispatcher } from '../dispatcher/global.js';
+import { webidlInterface } from '../core/webidl-interface.js';
 import { CloseEvent, ErrorEvent, MessageEvent } from './events.js';
 import { parseProtocols, parseWebSocketUrl } from './handshake.js';
 import { CLOSED, CLOSING, CONNECTING, OPEN, WebSocketConnection, type CloseInfo, type ConnectionHost } from './connection.js';
@@ -275,6 +276,10 @@ export class WebSocket extends EventTarget {
 for (const [name, value] of Object.entries({ CONNECTING, OPEN, CLOSING, CLOSED })) {
   Object.defineProperty(WebSocket.prototype, name, { value, enumerable: true });
 }
+webidlInterface(WebSocket, [
+  'url', 'readyState', 'bufferedAmount', 'extensions', 'protocol', 'binaryType',
+  'onopen', 'onerror', 'onclose', 'onmessage', 'send', 'close',
+]);
 
 /** WebIDL `[Clamp] unsigned short`. */
 function toUint16(code: number): number {
