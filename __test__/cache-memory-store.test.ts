@@ -1,10 +1,14 @@
-// MemoryCacheStore on its own: the store interface, Vary selection, limits and LRU eviction.
+// MemoryCacheStore on its own: the store contract every store passes (fixtures/cache-store-contract.ts),
+// then what is its own: size and count limits and LRU eviction.
 import { describe, expect, it } from 'vitest';
 import { finished } from 'node:stream/promises';
 import { cacheStores, errors } from '../ts/index.js';
 import type { CacheKey, CacheValue } from '../ts/index.js';
+import { cacheStoreContract } from './fixtures/cache-store-contract.js';
 
 const { MemoryCacheStore } = cacheStores;
+
+cacheStoreContract('MemoryCacheStore', (opts) => new MemoryCacheStore(opts));
 
 const key = (path: string, headers: Record<string, string> = {}): CacheKey => ({
   origin: 'http://127.0.0.1:1',

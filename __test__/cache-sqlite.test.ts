@@ -14,6 +14,7 @@ import { Agent, cacheStores, errors, interceptors } from '../ts/index.js';
 import type { CacheKey, CacheValue } from '../ts/index.js';
 import { countingOrigin, type Route } from './fixtures/counting-origin.js';
 import { useCleanup } from './fixtures/cleanup.js';
+import { cacheStoreContract } from './fixtures/cache-store-contract.js';
 
 const { SqliteCacheStore } = cacheStores;
 type Store = InstanceType<typeof SqliteCacheStore>;
@@ -55,6 +56,8 @@ describe.runIf(!hasSqlite)('SqliteCacheStore without node:sqlite', () => {
 });
 
 describe.skipIf(!hasSqlite)('SqliteCacheStore', () => {
+  cacheStoreContract('SqliteCacheStore', (opts) => new SqliteCacheStore(opts));
+
   it('stores, selects by vary, replaces and deletes', async () => {
     const store = new SqliteCacheStore();
     await put(store, key('/v', { accept: 'a' }), 'for a', value({ vary: { accept: 'a' }, etag: '"e"' }));

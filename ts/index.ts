@@ -58,7 +58,7 @@ export { RetryHandler, type RetryHandlerOptions } from './handler/retry-handler.
 export type { RetryOptions, RetryContext, RetryCallback, OnRetryCallback } from './handler/retry-options.js';
 export { RetryAgent } from './dispatcher/retry-agent.js';
 export { cacheStores } from './cache/index.js';
-export type { CacheStore, CacheKey, CacheValue, GetResult, CacheControlDirectives, CacheMethods, MemoryCacheStoreOpts, SqliteCacheStoreOpts } from './cache/index.js';
+export type { CacheStore, CacheKey, CacheValue, GetResult, CacheControlDirectives, CacheMethods, MemoryCacheStoreOpts, SqliteCacheStoreOpts, RedisCacheStoreOpts, RedisClientLike } from './cache/index.js';
 export { publishUndiciChannels } from './core/diagnostics.js';
 export type { DiagnosticsChannel } from './core/diagnostics-channel.js';
 export { WebSocket, ping, type WebSocketInit, type BinaryType, type WebSocketEventMap } from './websocket/websocket.js';

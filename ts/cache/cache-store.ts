@@ -61,6 +61,22 @@ export interface GetResult extends CacheValue {
   body?: CacheBody | null;
 }
 
+/** The CacheValue fields of `value` alone (a store keeps or returns no more than these). */
+export function cacheValueOf(value: CacheValue): CacheValue {
+  const out: CacheValue = {
+    statusCode: value.statusCode,
+    statusMessage: value.statusMessage,
+    headers: value.headers,
+    cacheControlDirectives: value.cacheControlDirectives,
+    cachedAt: value.cachedAt,
+    staleAt: value.staleAt,
+    deleteAt: value.deleteAt,
+  };
+  if (value.vary !== undefined) out.vary = value.vary;
+  if (value.etag !== undefined) out.etag = value.etag;
+  return out;
+}
+
 export interface CacheStore {
   get(key: CacheKey): GetResult | undefined | Promise<GetResult | undefined>;
   createWriteStream(key: CacheKey, value: CacheValue): Writable | undefined;

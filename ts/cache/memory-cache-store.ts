@@ -6,6 +6,7 @@ import { InvalidArgumentError } from '../core/errors.js';
 import {
   assertCacheKey,
   assertCacheValue,
+  cacheValueOf,
   sizeOption,
   type CacheKey,
   type CacheStore,
@@ -106,18 +107,7 @@ export class MemoryCacheStore extends EventEmitter implements CacheStore {
 
   #commit(key: CacheKey, value: CacheValue, body: Buffer[], size: number): void {
     const url = urlOf(key);
-    const result: GetResult = {
-      statusCode: value.statusCode,
-      statusMessage: value.statusMessage,
-      headers: value.headers,
-      cacheControlDirectives: value.cacheControlDirectives,
-      cachedAt: value.cachedAt,
-      staleAt: value.staleAt,
-      deleteAt: value.deleteAt,
-      body,
-    };
-    if (value.vary !== undefined) result.vary = value.vary;
-    if (value.etag !== undefined) result.etag = value.etag;
+    const result: GetResult = { ...cacheValueOf(value), body };
     const entry: Entry = { url, method: key.method, size, vary: value.vary, deleteAt: value.deleteAt, result };
     const entries = this.#byUrl.get(url) ?? [];
     // A response for the same method and the same varying request headers replaces the old one.

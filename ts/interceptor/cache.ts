@@ -107,6 +107,11 @@ export function cache(options: CacheInterceptorOptions = {}): DispatcherComposeI
     origins === undefined || origins.some((o) => (typeof o === 'string' ? o === origin : o.test(origin)));
   // Background revalidations in flight (stale-while-revalidate): at most one per stored response.
   const revalidating = new Set<string>();
+  // Lookups are numbered, and a background revalidation that ends records the number reached. An
+  // asynchronous store (Redis) can answer a lookup begun before that end with the response just
+  // revalidated: it is served stale without a second revalidation. Kept for the latest few only.
+  let lookups = 0;
+  const revalidatedAt = new Map<string, number>();
 
   return markInterceptor<DispatcherComposeInterceptor>((dispatch: DispatchFn, interceptorOrigin?: string | URL | null): DispatchFn => {
     // Where requests actually go. A Client or Pool passes its own origin: its requests go there
@@ -116,7 +121,7 @@ export function cache(options: CacheInterceptorOptions = {}): DispatcherComposeI
     const ownOrigin = interceptorOrigin === null ? null : originOf(interceptorOrigin);
     const originless = interceptorOrigin === null;
     /** Serves, revalidates or fetches once the store has answered. */
-    const answer = (opts: DispatchOptions, handler: DispatchHandler, key: CacheKey, req: CacheControlDirectives, found: GetResult | undefined): boolean => {
+    const answer = (opts: DispatchOptions, handler: DispatchHandler, key: CacheKey, req: CacheControlDirectives, found: GetResult | undefined, lookup: number): boolean => {
       const now = Date.now();
       if (found !== undefined && !servable(found, ctx.type)) {
         // Written by a private cache sharing the store, say: never replayed, and dropped.
@@ -147,7 +152,7 @@ export function cache(options: CacheInterceptorOptions = {}): DispatcherComposeI
           headers: servedHeaders(found, Date.now()),
           body: bytes,
         });
-        if (decision === 'stale-while-revalidate') revalidateInBackground(opts, key, found, bytes);
+        if (decision === 'stale-while-revalidate') revalidateInBackground(opts, key, found, bytes, lookup);
         return true;
       };
       if (Buffer.isBuffer(body)) return go(body);
@@ -159,12 +164,20 @@ export function cache(options: CacheInterceptorOptions = {}): DispatcherComposeI
       return true;
     };
 
-    const revalidateInBackground = (opts: DispatchOptions, key: CacheKey, found: GetResult, body: Buffer): void => {
+    const revalidateInBackground = (opts: DispatchOptions, key: CacheKey, found: GetResult, body: Buffer, lookup: number): void => {
       const id = `${key.method} ${key.origin}${key.path} ${JSON.stringify(found.vary ?? {})}`;
       if (revalidating.has(id)) return;
+      const ended = revalidatedAt.get(id);
+      if (ended !== undefined && lookup <= ended) return;
+      revalidatedAt.delete(id);
       revalidating.add(id);
       const done = (): void => void revalidating.delete(id);
-      const quiet: DispatchHandler = { onResponseEnd: done, onResponseError: done };
+      const revalidated = (): void => {
+        done();
+        revalidatedAt.set(id, lookups);
+        if (revalidatedAt.size > 256) revalidatedAt.delete(revalidatedAt.keys().next().value!);
+      };
+      const quiet: DispatchHandler = { onResponseEnd: revalidated, onResponseError: done };
       try {
         const retry = (h: DispatchHandler): void => void dispatch(opts, new CacheWriteHandler(ctx, key, h));
         dispatch(revalidationOptions(opts, key, found), new RevalidationHandler(ctx, key, found, body, false, quiet, retry));
@@ -203,14 +216,15 @@ export function cache(options: CacheInterceptorOptions = {}): DispatcherComposeI
 
       const key: CacheKey = { origin, method, path, headers };
       const target = toControllerHandler(handler);
+      const lookup = ++lookups;
       const found = safeGet(store, key);
       if (found !== undefined && 'then' in found) {
         found
-          .then((result) => answer(opts, target, key, req, result))
+          .then((result) => answer(opts, target, key, req, result, lookup))
           .catch((err: Error) => target.onResponseError?.(detachedController, err));
         return true;
       }
-      return answer(opts, target, key, req, found);
+      return answer(opts, target, key, req, found, lookup);
     };
   }, 'cache');
 }
