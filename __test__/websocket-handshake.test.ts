@@ -6,10 +6,11 @@ import dc from 'node:diagnostics_channel';
 import { once } from 'node:events';
 import { createServer } from 'node:net';
 import { Agent, WebSocket, type Dispatcher, type ErrorEvent } from '../ts/index.js';
-import { closeFrame, echo, frame } from './fixtures/ws-server.js';
+import { acceptKey, closeFrame, echo, frame, Peer } from './fixtures/ws-server.js';
 import { wsTestKit } from './fixtures/ws-client.js';
+import { ca, h2Server } from './fixtures/h2.js';
 
-const { cleanup, server, socket, opened, closeOf, peerPromise } = wsTestKit();
+const { cleanup, server, socket, opened, nextMessage, closeOf, peerPromise } = wsTestKit();
 
 const ok101 = (accept: string): string =>
   `HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: ${accept}\r\n\r\n`;
@@ -100,6 +101,35 @@ describe('WebSocket handshake: failures', () => {
     expect(error!.error).toBeInstanceOf(TypeError);
     expect((error!.error.cause as { code?: string }).code).toBe('ECONNREFUSED');
     expect([close.code, close.wasClean]).toEqual([1006, false]);
+  });
+});
+
+describe('WebSocket handshake: an origin that speaks HTTP/2', () => {
+  it("is reached over an HTTP/1.1 connection of its own (undici's fallback), requests stay on h2", async () => {
+    const h2 = await h2Server(
+      (stream) => {
+        stream.respond({ ':status': 200 });
+        stream.end('over h2');
+      },
+      { allowHTTP1: true },
+    );
+    cleanup.push(() => h2.close());
+    const upgrades: string[] = [];
+    h2.server.on('upgrade', (req, sock, head) => {
+      upgrades.push(req.httpVersion);
+      sock.write(`HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: ${acceptKey(String(req.headers['sec-websocket-key']))}\r\n\r\n`);
+      void echo(new Peer(sock, req, head));
+    });
+    const dispatcher = cleanup.track(new Agent({ allowH2: true, connect: { ca } }));
+    const res = await dispatcher.request({ origin: h2.origin, path: '/', method: 'GET' });
+    expect(await res.body.text()).toBe('over h2');
+    const ws = await opened(socket(h2.origin.replace('https:', 'wss:'), { dispatcher }));
+    ws.send('hello');
+    expect((await nextMessage(ws)).data).toBe('hello');
+    expect(upgrades).toEqual(['1.1']);
+    const again = await dispatcher.request({ origin: h2.origin, path: '/', method: 'GET' });
+    expect(await again.body.text()).toBe('over h2');
+    expect(h2.sessions).toHaveLength(1);
   });
 });
 

@@ -63,6 +63,10 @@ export class Agent extends DispatcherBase {
     const servername = key.startsWith('https:') && typeof opts.servername === 'string' ? opts.servername : null;
     const origin = key;
     if (servername !== null) key = `${key}#${servername}`;
+    // `allowH2: false` on a request (undici's: a WebSocket handshake the origin's h2 connection
+    // cannot carry) goes to an HTTP/1.1-only dispatcher of its own for that origin.
+    const h1Only = opts.allowH2 === false && this.#opts.allowH2 !== false;
+    if (h1Only) key = `${key}#http1-only`;
     const refused = this.refusal(opts);
     if (refused !== null) throw refused;
     let d = this.#dispatchers.get(key);
@@ -73,7 +77,7 @@ export class Agent extends DispatcherBase {
       }
       const connect = this.#opts.connect;
       const named = servername !== null && typeof connect !== 'function' ? { connect: { ...connect, servername } } : {};
-      const given = { ...this.#opts, factory: undefined, maxOrigins: undefined, ...named };
+      const given = { ...this.#opts, factory: undefined, maxOrigins: undefined, ...named, ...(h1Only ? { allowH2: false } : null) };
       // A factory of the caller's gets `origin` as the request gave it (a URL stays a URL), as undici.
       d = this.#opts.factory != null ? this.#opts.factory(opts.origin, given) : defaultFactory(origin, given);
       const forward =

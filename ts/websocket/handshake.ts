@@ -88,6 +88,9 @@ function checkAnswer(h: IncomingHttpHeaders, key: string, protocols: string[]): 
 
 type Settle = (err: Error | null, result: HandshakeResult | null) => void;
 
+/** The engine's refusal of an upgrade on an HTTP/2 connection. */
+const H2_REFUSED = /upgrade is not supported over HTTP\/2/;
+
 /** Ends an attempt answered 401 so that it is made again with the URL's credentials. */
 class Unauthorized extends Error {}
 
@@ -192,23 +195,33 @@ export function openHandshake(h: Handshake, settle: Settle): (reason: Error) => 
   const credentials = urlCredentials(h.url);
   const origin = `${h.url.protocol === 'wss:' ? 'https:' : 'http:'}//${h.url.host}`;
   let handler: HandshakeHandler;
-  const attempt = (authorization: string | null): void => {
+  const attempt = (authorization: string | null, h1Only: boolean): void => {
     const headers = requestHeaders(h.headers, key, h.protocols);
     if (authorization !== null) headers.authorization = authorization;
     handler = new HandshakeHandler(key, h.protocols, credentials !== null && authorization === null, (err, result) => {
-      if (err instanceof Unauthorized) return attempt(credentials);
+      if (err instanceof Unauthorized) return attempt(credentials, h1Only);
+      // The origin's connection speaks HTTP/2, which cannot carry the upgrade: once more on an
+      // HTTP/1.1 connection (undici's fallback when extended CONNECT is unavailable).
+      if (err !== null && !h1Only && H2_REFUSED.test(err.message)) return attempt(authorization, true);
       settle(err, result);
     });
+    const request = {
+      origin,
+      path: h.url.pathname + h.url.search,
+      method: 'GET' as const,
+      headers,
+      upgrade: 'websocket',
+      body: null,
+      // The handshake's own request lines print under NODE_DEBUG=websocket.
+      [kDebugScope]: 'websocket',
+      ...(h1Only ? { allowH2: false } : null),
+    };
     try {
-      h.dispatcher.dispatch(
-        // kDebugScope: the handshake's own request lines print under NODE_DEBUG=websocket.
-        { origin, path: h.url.pathname + h.url.search, method: 'GET', headers, upgrade: 'websocket', body: null, [kDebugScope]: 'websocket' },
-        handler,
-      );
+      h.dispatcher.dispatch(request, handler);
     } catch (err) {
       queueMicrotask(() => settle(err as Error, null));
     }
   };
-  attempt(null);
+  attempt(null, false);
   return (reason) => handler.abort(reason);
 }
