@@ -370,6 +370,12 @@ impl NativePool {
         self.pool.close();
     }
 
+    /// No request waits any more: connection attempts under way are given up.
+    #[napi(catch_unwind)]
+    pub fn cancel_unused(&self) {
+        self.pool.cancel_unused();
+    }
+
     #[napi(catch_unwind)]
     pub fn destroy(&self) {
         self.pool.destroy();

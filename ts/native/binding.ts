@@ -69,6 +69,8 @@ export interface NativePool {
   /** The engine's side of `stats`: open connections, those asking for work, requests not yet taken. */
   stats(): { connected: number; free: number; queued: number };
   close(): void;
+  /** No request waits any more: connection attempts under way are given up. */
+  cancelUnused(): void;
   destroy(): void;
 }
 

@@ -12,6 +12,7 @@ use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
 use std::task::Waker;
 use std::time::Duration;
+use tokio::sync::Notify;
 use tokio::task::AbortHandle;
 
 pub use crate::options::PoolOptions;
@@ -49,6 +50,8 @@ struct PoolState {
     /// The connection whose protocol is not known yet, while no other may open
     /// (`H2Options::probe_protocol`).
     probe: Option<u64>,
+    /// Connections still connecting, with what tells each to give up (`cancel_unused`).
+    connecting: HashMap<u64, Arc<Notify>>,
 }
 
 pub struct Pool {
@@ -80,6 +83,7 @@ impl Pool {
                 h2_streams: None,
                 h1_seen: false,
                 probe: None,
+                connecting: HashMap::new(),
             }),
         })
     }
@@ -156,7 +160,9 @@ impl Pool {
         }
         // Spawned under the lock so the task cannot finish (and unregister) before it is registered.
         let owner: Arc<dyn ConnOwner> = self.clone();
-        let handle = self.shared.spawn(conn::run(owner, conn_id));
+        let give_up = Arc::new(Notify::new());
+        st.connecting.insert(conn_id, give_up.clone());
+        let handle = self.shared.spawn(conn::run(owner, conn_id, give_up));
         st.tasks.insert(conn_id, handle.abort_handle());
     }
 
@@ -184,6 +190,20 @@ impl Pool {
         };
         for (_, w) in waiters {
             w.wake();
+        }
+    }
+
+    /// No request waits any more (the last one aborted): connection attempts still under way are
+    /// given up, as undici cancels them, so the next request opens a connection of its own instead
+    /// of waiting for one nobody needs. Nothing happens if a live request is queued meanwhile.
+    pub fn cancel_unused(&self) {
+        let st = self.state.lock();
+        if st.queue.iter().any(|r| !r.ctl.aborted()) {
+            return;
+        }
+        for give_up in st.connecting.values() {
+            // A stored permit: a task not yet waiting still sees it.
+            give_up.notify_one();
         }
     }
 
@@ -314,6 +334,7 @@ impl ConnOwner for Pool {
         {
             let mut st = self.state.lock();
             st.connected += 1;
+            st.connecting.remove(&conn);
             let probe = st.probe == Some(conn);
             if probe {
                 st.probe = None;
@@ -343,12 +364,18 @@ impl ConnOwner for Pool {
             let mut st = self.state.lock();
             st.live -= 1;
             st.tasks.remove(&conn);
+            st.connecting.remove(&conn);
             if st.probe == Some(conn) {
                 st.probe = None;
             }
             if code == ErrorCode::Info {
-                // JS gave the attempt up (a bridged connect no request waited for, undici's
-                // cancelled connect): nothing failed. Work queued since gets a new connection.
+                // Given up (no request waited for it, as undici cancels a connect): nothing
+                // failed. Aborted requests go; work queued since gets a new connection.
+                let (live, gone): (VecDeque<Request>, VecDeque<Request>) = st.queue.drain(..).partition(|r| !r.ctl.aborted());
+                st.queue = live;
+                for r in gone {
+                    self.shared.forget(r.id);
+                }
                 self.arc().kick_locked(st);
                 return;
             }
@@ -609,6 +636,21 @@ mod tests {
         p.connect_failed(0, ErrorCode::Info, "", "no request waits for this connection");
         assert_eq!(p.stats().queued, 1, "the request queued meanwhile is not failed");
         assert_eq!(probe_state(&p), (1, Some(1)), "a new connection opens for it");
+    }
+
+    #[tokio::test]
+    async fn attempts_are_told_to_give_up_only_when_no_live_request_is_queued() {
+        // A connection attempt played by hand (no task runs here).
+        let p = pool();
+        queue(&p, 1, flags::IDEMPOTENT);
+        let give_up = Arc::new(Notify::new());
+        p.state.lock().connecting.insert(0, give_up.clone());
+        let told = || async { tokio::time::timeout(Duration::from_millis(1), give_up.notified()).await.is_ok() };
+        p.cancel_unused();
+        assert!(!told().await, "request 1 still waits");
+        p.shared.ctl(1).unwrap().abort();
+        p.cancel_unused();
+        assert!(told().await);
     }
 
     #[tokio::test]

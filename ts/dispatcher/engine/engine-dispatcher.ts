@@ -205,9 +205,12 @@ export class EngineDispatcher extends DispatcherBase implements RequestOwner {
     const size = --this.#open;
     // As undici: once the last waiting request aborted, a connection attempt nobody waits for is
     // given up (checked after this tick, when a caller may have sent the next request).
-    if (aborted && size === 0 && this.#bridge !== null) {
+    if (aborted && size === 0) {
       queueMicrotask(() => {
-        if (this.#open === 0) this.#bridge?.cancelUnused();
+        if (this.#open !== 0 || this.#released) return;
+        // A connector's attempt is cancelled through the socket it returned; the engine's own, there.
+        if (this.#bridge !== null) this.#bridge.cancelUnused();
+        else this.#native.cancelUnused();
       });
     }
     if (this.#names?.waiting === true) this.#switchNames();

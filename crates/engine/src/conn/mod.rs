@@ -15,18 +15,33 @@ mod http1;
 mod session;
 mod tunnel;
 
+use crate::error::ErrorCode;
 use crate::owner::ConnOwner;
 #[cfg(debug_assertions)]
 pub use http1::PANIC_TEST_PATH;
 use session::Protocol;
 use std::future::poll_fn;
 use std::sync::Arc;
+use tokio::sync::Notify;
 
-pub(crate) async fn run(pool: Arc<dyn ConnOwner>, conn_id: u64) {
+/// Why a connection attempt nobody waits for was given up (undici's words).
+pub(crate) const GAVE_UP: &str = "no request waits for this connection";
+
+/// `give_up` is notified when no request waits for this connection any more while it connects
+/// (undici cancels such an attempt): the attempt ends without failing anything.
+pub(crate) async fn run(pool: Arc<dyn ConnOwner>, conn_id: u64, give_up: Arc<Notify>) {
     // Counted as alive for as long as the task exists (also when it ends by a panic or an abort).
     let _alive = pool.shared().conn_alive();
     pool.connecting();
-    let Some((io, addrs)) = connect::connect(&*pool, conn_id).await else { return };
+    let connected = tokio::select! {
+        biased;
+        c = connect::connect(&*pool, conn_id) => c,
+        _ = give_up.notified() => {
+            pool.connect_failed(conn_id, ErrorCode::Info, "", GAVE_UP);
+            return;
+        }
+    };
+    let Some((io, addrs)) = connected else { return };
     match Protocol::negotiated(&addrs, pool.opts().h2.prior_knowledge) {
         Protocol::H2 => crate::h2::session::run(pool, conn_id, io, addrs).await,
         Protocol::H1 => {
