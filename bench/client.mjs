@@ -18,6 +18,7 @@
 //   expectBytes   exact body length; anything else counts as an error
 //   interceptor   'decompress' | 'dns' | 'cookies' | null: the dispatcher is composed with that interceptor
 //   withOrigin    requests name their origin even without an interceptor (the cookies-off row)
+//   redisUrl      with interceptor 'cache': the store is a RedisCacheStore on this server (ferro only)
 //   agent         use an Agent (requests carry the origin) instead of a Pool bound to it
 //   mode          'throughput' (keep `concurrency` requests in flight for a time window)
 //                 'latency'    (one request at a time, `requests` timed requests)
@@ -118,6 +119,9 @@ const requestOptions = () => ({
 
 // The scenario's interceptor; cookies gets a jar already holding 3 cookies for the origin.
 function interceptorFor(mod) {
+  if (cfg.interceptor === 'cache' && cfg.redisUrl) {
+    return mod.interceptors.cache({ store: new mod.cacheStores.RedisCacheStore({ url: cfg.redisUrl, keyPrefix: `bench${process.pid}:` }) });
+  }
   if (cfg.interceptor !== 'cookies') return mod.interceptors[cfg.interceptor]();
   const jar = new mod.CookieJar();
   for (const c of ['theme=dark', 'lang=en; Path=/', 'consent=yes; Max-Age=3600']) jar.setCookie(c, cfg.origin);

@@ -17,7 +17,9 @@
 //   --scenarios=a,b          subset of small,64k,https,h2,h2-64k,new-connections,
 //                            new-connections-no-resume,cache,latency,memory
 //                            ws-100,ws-64k (WebSocket echo: their own contenders ferro-/undici-websocket)
-//                            decompress-gzip,decompress-br,dns,dns-off,agent,cookies,cookies-off (env BENCH_SCENARIOS)
+//                            decompress-gzip,decompress-br,dns,dns-off,agent,cookies,cookies-off,
+//                            cache-hit,cache-hit-redis (latency of a cache hit; the Redis row starts
+//                            a redis-server of its own, and fails saying so without one) (env BENCH_SCENARIOS)
 //   --server-cpus=LIST       pin the server to these CPUs (taskset list, e.g. 0 or 0-7)
 //   --client-cpus=LIST       pin every client turn to these CPUs (e.g. 1 or 8,9)
 //   --server-workers=N       run the server as a node:cluster of N processes (default 1)
@@ -120,7 +122,7 @@ const opt = {
   scenarios: list(
     args.scenarios ??
       env.BENCH_SCENARIOS ??
-      'small,64k,https,h2,h2-64k,new-connections,new-connections-no-resume,cache,latency,memory,ws-100,ws-64k,decompress-gzip,decompress-br,dns,dns-off,agent,cookies,cookies-off',
+      'small,64k,https,h2,h2-64k,new-connections,new-connections-no-resume,cache,latency,memory,ws-100,ws-64k,decompress-gzip,decompress-br,dns,dns-off,agent,cookies,cookies-off,cache-hit,cache-hit-redis',
   ),
   serverCpus: cpuList(args['server-cpus'], 'server-cpus'),
   clientCpus: cpuList(args['client-cpus'], 'client-cpus'),
@@ -149,6 +151,7 @@ const NEW_CONNECTIONS = {
   path: '/small',
   expectBytes: 12,
 };
+const CACHE_HIT = { mode: 'latency', concurrency: 1, connections: 1, pipelining: 1, path: '/cacheable', expectBytes: 12, interceptor: 'cache' };
 const WEBSOCKET = { mode: 'throughput', concurrency: 16, connections: 1, pipelining: 1, path: '/ws', contenders: WEBSOCKET_CONTENDERS };
 // The https server's certificate (localhost, 127.0.0.1) is signed by the test CA.
 const CA_FILE = path.join(ROOT, '__test__', 'fixtures', 'tls', 'ca.pem');
@@ -214,6 +217,10 @@ const SCENARIOS = {
   'dns-off': { ...THROUGHPUT, agent: true, host: 'localhost', path: '/small', expectBytes: 12, title: 'localhost without dns' },
   // As `small` through an Agent (same address): its cost over `small` is the Agent's per-request routing.
   agent: { ...THROUGHPUT, agent: true, path: '/small', expectBytes: 12, title: 'Agent to 127.0.0.1, small body' },
+  // One request at a time for one cacheable URL: after the first, every request is a cache hit.
+  // The memory store's hit against RedisCacheStore's (a redis-server on loopback; ferro only).
+  'cache-hit': { ...CACHE_HIT, title: 'cache hit, memory store' },
+  'cache-hit-redis': { ...CACHE_HIT, redis: true, ferroOnly: true, title: 'cache hit, RedisCacheStore (loopback redis-server)' },
   latency: {
     mode: 'latency',
     noFetch: true,
@@ -286,6 +293,22 @@ function log(msg) {
 function forkNode(script, args, cpus, { execArgv, stdio, env = process.env }) {
   if (!cpus) return fork(script, args, { execArgv, stdio, env });
   return spawn('taskset', ['-c', cpus, process.execPath, ...execArgv, script, ...args], { stdio, env });
+}
+
+// A redis-server for the RedisCacheStore row, killed with the other children; { error } without one.
+async function startRedis() {
+  if (spawnSync('redis-server', ['--version']).status !== 0) return { error: 'redis-server is not installed' };
+  const port = 20000 + Math.floor(Math.random() * 20000);
+  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  children.add(child);
+  let out = '';
+  for await (const chunk of child.stdout) if ((out += chunk).includes('Ready to accept connections')) break;
+  child.stdout.resume();
+  if (child.exitCode !== null) return { error: `redis-server exited: ${out.slice(-500)}` };
+  log(`redis-server on port ${port}`);
+  return { url: `redis://127.0.0.1:${port}` };
 }
 
 function startServer() {
@@ -518,11 +541,13 @@ async function main() {
 
   const ferroUrl = pathToFileURL(FERRO_ENTRY).href;
   const results = {};
+  let redis = null;
   for (const name of opt.scenarios) {
     const sc = SCENARIOS[name];
     const contenders = contendersOf(sc);
     const rounds = Object.fromEntries(contenders.map((c) => [c, []]));
-    for (let round = 0; round < opt.rounds; round++) {
+    if (sc.redis) redis ??= await startRedis();
+    for (let round = 0; round < opt.rounds && !(sc.redis && redis.error); round++) {
       // Rotate the order each round so no contender always runs first or last.
       const k = round % contenders.length;
       const order = [...contenders.slice(k), ...contenders.slice(0, k)];
@@ -550,6 +575,7 @@ async function main() {
           interceptor: sc.interceptor ?? null,
           withOrigin: sc.withOrigin === true,
           yieldEach: sc.yieldEach === true,
+          redisUrl: sc.redis ? redis.url : null,
         };
         const timeoutMs =
           sc.mode === 'latency'
@@ -567,6 +593,7 @@ async function main() {
         log(`[${name}] round ${round + 1}/${opt.rounds} ${contender}: ${summary}${serverCpu}${r.errors ? ` (${r.errors} errors)` : ''}`);
       }
     }
+    if (sc.redis && redis.error) for (const c of contenders) rounds[c].push({ ok: false, contender: c, error: redis.error, round: 0 });
     const median = {};
     const key = sc.mode === 'latency' ? (r) => r.latency.p50 : name === 'memory' ? (r) => r.maxRssKb : (r) => -r.reqPerSec;
     for (const c of contenders) median[c] = pickMedian(rounds[c], key);
@@ -578,7 +605,9 @@ async function main() {
   if (Object.values(results).some((s) => s.mode === 'throughput')) {
     report.push('## Throughput', '', throughputTable(results), '');
   }
-  if (results.latency) report.push(`## Latency: ${SCENARIOS.latency.title}`, '', latencyTable(results.latency), '');
+  for (const [name, sc] of Object.entries(results)) {
+    if (sc.mode === 'latency') report.push(`## Latency: ${SCENARIOS[name].title}`, '', latencyTable(sc), '');
+  }
   if (results.memory) report.push(`## Memory: ${SCENARIOS.memory.title}`, '', memoryTable(results.memory), '');
   report.push(
     'Ratios compare with undici\'s same API (ferro-request and node-http vs undici-request, ferro-dispatch vs ' +

@@ -39,7 +39,7 @@ export class RedisBodyWriter extends Writable {
   #pendingSize = 0;
   #size = 0;
   #chunks = 0;
-  /** Replies to the chunk pushes, awaited before the entry is filed. */
+  /** Replies to the chunk pushes, awaited with the filing. */
   #pushes: Promise<unknown>[] = [];
   #committed = false;
 
@@ -96,7 +96,6 @@ export class RedisBodyWriter extends Writable {
 
   async #commit(): Promise<void> {
     this.#flush();
-    await Promise.all(this.#pushes);
     const { link, index, field, meta } = this.#t;
     const stored: StoredMeta = { ...meta, body: this.#chunks === 0 ? null : this.#bodyKey, size: this.#size, chunks: this.#chunks };
     const commands: (string | number)[][] = [
@@ -107,7 +106,10 @@ export class RedisBodyWriter extends Writable {
       ['pexpire', index, this.#ttl, 'GT'],
     ];
     if (stored.body !== null) commands.push(['pexpire', stored.body, this.#ttl]);
-    const [previous] = await link.transaction(commands);
+    // Sent right behind the pushes on the same connection, not after their replies: a push that
+    // failed leaves a short body, which get() takes for a miss and drops.
+    const filed = link.transaction(commands);
+    const [[previous]] = await Promise.all([filed, ...this.#pushes]);
     this.#committed = true;
     const oldBody = typeof previous === 'string' ? bodyKeyOf(previous) : null;
     // The replaced body outlives the swap briefly, for a reader that fetched the old entry.

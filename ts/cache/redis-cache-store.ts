@@ -74,14 +74,19 @@ export class RedisCacheStore implements CacheStore {
     return this.#link.client;
   }
 
+  /** Resolves when the responses whose bodies have ended are filed (or have failed). */
+  async flush(): Promise<void> {
+    const ended = [...this.#writers.values()].flatMap((set) => [...set]).filter((w) => w.writableEnded);
+    await Promise.all(ended.map(settled));
+  }
+
   /**
-   * Waits for the responses being filed, then closes the connection the store opened for `url`
-   * (a client given as { client } is left open). Unfinished bodies are dropped.
+   * Files the responses whose bodies have ended and drops unfinished ones, then closes the
+   * connection the store opened for `url` (a client given as { client } is left open).
    */
   async close(): Promise<void> {
-    const writers = [...this.#writers.values()].flatMap((set) => [...set]);
-    for (const w of writers) if (!w.writableEnded) w.destroy();
-    await Promise.all(writers.map(settled));
+    for (const set of this.#writers.values()) for (const w of set) if (!w.writableEnded) w.destroy();
+    await this.flush();
     if (!this.#ownsClient) return;
     const client = this.#link.client;
     if (client.status === 'ready') await this.#link.bounded(client.quit()).catch(() => client.disconnect());
