@@ -17,6 +17,8 @@ const POOL_CLOSED = 'closed';
 /** The error a connection's end is reported with, in undici's classes. */
 function disconnectError(code: number, message: string, socket: string): Error {
   if (code === ErrorCode.Info) {
+    // The engine counts a peer's close of an idle connection as informational (nothing was lost),
+    // undici reports it as SocketError 'other side closed': users branch on that class and code.
     if (message === PEER_CLOSED) return new SocketError(message, parseSocketInfo(socket));
     // undici's close() destroys what it closes.
     if (message === POOL_CLOSED) return new ClientDestroyedError();
@@ -57,8 +59,6 @@ export class PoolEvents implements PoolSink {
 
   onEngineDisconnected(code: number, message: string, socket: string): void {
     this.#live--;
-    // The engine counts a peer's close of an idle connection as informational (nothing was lost),
-    // undici reports it as SocketError 'other side closed': users branch on that class and code.
     const err = disconnectError(code, message, socket);
     // After what the same batch finished: a response's body emits 'end' on later ticks, and
     // undici's 'disconnect' (a socket 'close') comes after it.
@@ -66,8 +66,8 @@ export class PoolEvents implements PoolSink {
   }
 
   /**
-   * The engine pool is gone (close or destroy): the connections it still held ended with it, and
-   * the engine reports nothing more. Each is a 'disconnect' with `err`, as undici's sockets are
+   * The engine pool is gone (close, destroy, or replaced for another servername): the connections
+   * it still held ended with it, and the engine reports nothing more. Each is a 'disconnect' with `err`, as undici's sockets are
    * destroyed with it; then `done`. On a later turn, after what the last batch finished (a body's
    * 'end'), as onEngineDisconnected.
    */
