@@ -86,17 +86,44 @@ describe.skipIf(!hasRedisServer)('RedisCacheStore', () => {
     expect(((await a.client.call('keys', 'app-a:*')) as string[]).length).toBe(2);
   });
 
-  it('lets keys expire with the stale window (TTL = freshness + stale window)', async () => {
+  it('stores bodies in 64 KiB list elements, every key expiring with the stale window (TTL = freshness + stale window)', async () => {
     const s = store({ keyPrefix: `ttl${process.pid}:` });
     const now = Date.now();
     await put(s, key('/ttl'), 'x'.repeat(70_000), value({ cachedAt: now, staleAt: now + 5_000, deleteAt: now + 30_000 }));
     const keys = (await s.client.call('keys', `ttl${process.pid}:*`)) as string[];
     expect(keys.length).toBe(2);
+    // The 70,000-byte body is a list of 64 KiB elements.
+    const body = keys.find((k) => k.includes(':body:'))!;
+    expect(await s.client.call('llen', body)).toBe(2);
     for (const k of keys) {
       const ttl = Number(await s.client.call('pttl', k));
       expect(ttl).toBeGreaterThan(25_000);
       expect(ttl).toBeLessThanOrEqual(30_000);
     }
+  });
+
+  it('a body list gone from the server (evicted by maxmemory) is a miss, and its entry is dropped', async () => {
+    const s = store({ keyPrefix: `evict${process.pid}:` });
+    await put(s, key('/e'), 'soon gone');
+    const keys = (await s.client.call('keys', `evict${process.pid}:*:body:*`)) as string[];
+    expect(keys.length).toBe(1);
+    await s.client.call('del', keys[0]!);
+    expect(await s.get(key('/e'))).toBeUndefined();
+    await s.flush();
+    await expect.poll(async () => ((await s.client.call('keys', `evict${process.pid}:*`)) as string[]).length).toBe(0);
+  });
+
+  it('flush() resolves once ended bodies are filed: another store instance sees them', async () => {
+    const a = store({ keyPrefix: 'flush:' });
+    const b = store({ keyPrefix: 'flush:' });
+    // Both connected first, so that b's lookup could overtake a's filing.
+    await Promise.all([a.client.call('ping'), b.client.call('ping')]);
+    // 4 MiB: filing waits behind 64 list elements, time enough for b's lookup to get there first.
+    const body = Buffer.alloc(4 * 1024 * 1024, 'f');
+    const w = a.createWriteStream(key('/f'), value())!;
+    w.end(body);
+    await a.flush();
+    expect((await bodyOf(b, key('/f')))?.length).toBe(body.length);
   });
 
   it('works on an existing client given as { client }, which it leaves open', async () => {

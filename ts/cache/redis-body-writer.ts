@@ -60,7 +60,7 @@ export class RedisBodyWriter extends Writable {
     this.#pending.push(chunk);
     this.#pendingSize += chunk.length;
     try {
-      if (this.#pendingSize >= CHUNK_SIZE) this.#flush();
+      this.#flush(false);
     } catch (err) {
       callback(err as Error);
       return;
@@ -69,14 +69,20 @@ export class RedisBodyWriter extends Writable {
     callback();
   }
 
-  #flush(): void {
-    if (this.#pendingSize === 0) return;
+  /** Pushes the gathered bytes as CHUNK_SIZE elements; `all` also pushes a shorter tail. */
+  #flush(all: boolean): void {
+    if (this.#pendingSize === 0 || (!all && this.#pendingSize < CHUNK_SIZE)) return;
     const data = this.#pending.length === 1 ? this.#pending[0]! : Buffer.concat(this.#pending, this.#pendingSize);
-    this.#pending = [];
-    this.#pendingSize = 0;
+    const pieces: Buffer[] = [];
+    let offset = 0;
+    for (; offset + CHUNK_SIZE <= data.length; offset += CHUNK_SIZE) pieces.push(data.subarray(offset, offset + CHUNK_SIZE));
+    const tail = data.subarray(offset);
+    if (all && tail.length > 0) pieces.push(tail);
+    this.#pending = all || tail.length === 0 ? [] : [tail];
+    this.#pendingSize = all ? 0 : tail.length;
     const first = this.#chunks === 0;
-    this.#chunks++;
-    const push = this.#t.link.call('rpush', this.#bodyKey, data);
+    this.#chunks += pieces.length;
+    const push = this.#t.link.call('rpush', this.#bodyKey, ...pieces);
     // Handled here so that a failure before _final is not an unhandled rejection; _final rethrows it.
     push.catch(() => {});
     this.#pushes.push(push);
@@ -95,7 +101,7 @@ export class RedisBodyWriter extends Writable {
   }
 
   async #commit(): Promise<void> {
-    this.#flush();
+    this.#flush(true);
     const { link, index, field, meta } = this.#t;
     const stored: StoredMeta = { ...meta, body: this.#chunks === 0 ? null : this.#bodyKey, size: this.#size, chunks: this.#chunks };
     const commands: (string | number)[][] = [
