@@ -31,6 +31,23 @@ async function hinting(hint: string): Promise<string> {
   return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 }
 
+/** Reads `body` out: its 'end' comes first, then 'disconnect' with InformationalError 'reset'. */
+async function expectResetAfterEnd(client: Client, body: Readable): Promise<void> {
+  const order: string[] = [];
+  const disconnected = new Promise<unknown>((resolve) =>
+    client.on('disconnect', (_o, _t, err) => {
+      order.push('disconnect');
+      resolve(err);
+    }),
+  );
+  body.on('end', () => order.push('end'));
+  body.resume();
+  const err = await disconnected;
+  expect(order).toEqual(['end', 'disconnect']);
+  expect(err).toBeInstanceOf(errors.InformationalError);
+  expect((err as Error).message).toBe('reset');
+}
+
 describe("'disconnect' after the body's 'end'", () => {
   for (const [name, hint, opts] of [
     ['a hint below the default threshold', 'timeout=1s', {}],
@@ -39,20 +56,8 @@ describe("'disconnect' after the body's 'end'", () => {
     it(name, async () => {
       const origin = await hinting(hint);
       const client = cleanup.add(new Client(origin, opts));
-      const order: string[] = [];
-      const disconnected = new Promise<unknown>((resolve) =>
-        client.on('disconnect', (_o, _t, err) => {
-          order.push('disconnect');
-          resolve(err);
-        }),
-      );
       const { body } = await client.request({ path: '/', method: 'GET' });
-      body.on('end', () => order.push('end'));
-      body.resume();
-      const err = await disconnected;
-      expect(order).toEqual(['end', 'disconnect']);
-      expect(err).toBeInstanceOf(errors.InformationalError);
-      expect((err as Error).message).toBe('reset');
+      await expectResetAfterEnd(client, body);
     });
   }
 });
@@ -86,19 +91,7 @@ describe('a response done before its request body was sent', () => {
         },
       });
       const { body } = await client.request({ path: '/', method: 'GET', body: source });
-      const order: string[] = [];
-      const disconnected = new Promise<unknown>((resolve) =>
-        client.on('disconnect', (_o, _t, err) => {
-          order.push('disconnect');
-          resolve(err);
-        }),
-      );
-      body.on('end', () => order.push('end'));
-      body.resume();
-      const err = await disconnected;
-      expect(order).toEqual(['end', 'disconnect']);
-      expect(err).toBeInstanceOf(errors.InformationalError);
-      expect((err as Error).message).toBe('reset');
+      await expectResetAfterEnd(client, body);
       expect(source.destroyed).toBe(false);
     });
   }
