@@ -7,7 +7,22 @@ import { once } from 'node:events';
 import { createHash } from 'node:crypto';
 import { createServer, type Server, type Socket } from 'node:net';
 import { getDefaultHighWaterMark } from 'node:stream';
-import { Agent, errors, MockAgent, RetryAgent, WebSocket, WebSocketStream, type CloseEvent, type ErrorEvent, type MessageEvent } from '../ts/index.js';
+import {
+  Agent,
+  BalancedPool,
+  EnvHttpProxyAgent,
+  errors,
+  MockAgent,
+  ProxyAgent,
+  RetryAgent,
+  RoundRobinPool,
+  Socks5ProxyAgent,
+  WebSocket,
+  WebSocketStream,
+  type CloseEvent,
+  type ErrorEvent,
+  type MessageEvent,
+} from '../ts/index.js';
 import { frame } from './fixtures/ws-server.js';
 import { useCleanup } from './fixtures/cleanup.js';
 
@@ -306,6 +321,21 @@ describe('WebSocket: message size and fragment limits', () => {
     expect((failure.cause as Error).message).toMatch(/\(1008\)/);
     await expect(wss.closed).rejects.toMatchObject({ closeCode: 1006 });
     expect(await code).toBe(1008);
+  });
+
+  it('every dispatcher taking options reports its webSocket option (undici\'s dispatcher-options test)', async () => {
+    const webSocket = { maxFragments: 8, maxPayloadSize: 1024 };
+    const made = [
+      new BalancedPool([], { webSocket }),
+      new EnvHttpProxyAgent({ httpProxy: '', httpsProxy: '', noProxy: '*', webSocket }),
+      new ProxyAgent({ uri: 'http://localhost', webSocket }),
+      new RoundRobinPool('http://localhost', { webSocket }),
+      new Socks5ProxyAgent('socks5://localhost', { webSocket }),
+    ];
+    for (const d of made) {
+      cleanup.push(() => d.close());
+      expect([d.constructor.name, d.webSocketOptions]).toEqual([d.constructor.name, webSocket]);
+    }
   });
 
   it('refuses bad limits with typed errors', () => {

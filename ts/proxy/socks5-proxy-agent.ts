@@ -70,6 +70,8 @@ export class Socks5ProxyAgent extends RoutingDispatcher {
         negotiate(socket, target.hostname, port, credentials, stage, cb);
       });
     };
+    // undici's `webSocket` option, reported by webSocketOptions like every dispatcher's.
+    this.setWebSocketOptions(agentOpts.webSocket);
     this.#agent = new Agent({
       ...agentOpts,
       connect: tunnelConnector(viaSocks, { timeout: stage === 0 ? undefined : stage, ...requestTls }),
