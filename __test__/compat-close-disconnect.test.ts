@@ -5,6 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { Agent, Client, Pool, errors, type Dispatcher } from '../ts/index.js';
 import { Cleanup } from './fixtures/h1.js';
 import { httpServer } from './fixtures/servers.js';
+import { ca, h2Server } from './fixtures/h2.js';
 
 const cleanup = new Cleanup();
 afterEach(() => cleanup.run());
@@ -99,6 +100,21 @@ describe("'disconnect' when a dispatcher ends its idle connections", () => {
     expect(seen).toHaveLength(1);
     expect(seen[0]!.targets[0]).toBe(agent);
     expect(seen[0]!.targets).toHaveLength(2);
+    expect(seen[0]!.err).toBeInstanceOf(errors.ClientDestroyedError);
+  });
+
+  it('an HTTP/2 session ends the same way', async () => {
+    const srv = cleanup.add(
+      await h2Server((stream) => {
+        stream.respond({ ':status': 200 });
+        stream.end('ok');
+      }),
+    );
+    const client = new Client(srv.origin, { allowH2: true, connect: { ca } });
+    const seen = disconnects(client);
+    await get(client, srv.origin);
+    await client.close();
+    expect(seen).toHaveLength(1);
     expect(seen[0]!.err).toBeInstanceOf(errors.ClientDestroyedError);
   });
 
