@@ -7,7 +7,7 @@ import { once } from 'node:events';
 import dc from 'node:diagnostics_channel';
 import { createServer, type ServerOptions } from 'node:https';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import net, { type AddressInfo } from 'node:net';
 import { Pool, ProxyAgent, errors, fetch, request } from '../ts/index.js';
 import { fixtureCa, localhostPair, startProxy } from './fixtures/proxy.js';
 import { httpServer } from './fixtures/servers.js';
@@ -364,5 +364,36 @@ describe('ProxyAgent: as undici on the wire, in errors and in diagnostics', () =
     const agent = track(new ProxyAgent({ uri: proxy.origin, requestTls: { ca: fixtureCa }, factory }));
     await json(agent, `${origin}/f`);
     expect(made).toEqual([origin]);
+  });
+
+  it('gives the connector to the proxy connectTimeout, and makes its sockets through net.connect as patched', async () => {
+    let connect: ((opts: object, cb: (err: Error | null) => void) => unknown) | undefined;
+    track(
+      new ProxyAgent({
+        uri: 'http://127.0.0.1:9',
+        connectTimeout: 50,
+        clientFactory: (_origin, options) => {
+          connect = (options as { connect: typeof connect }).connect;
+          return new Pool('http://127.0.0.1:9');
+        },
+      }),
+    );
+    // A socket that never connects, as mitm-style doubles hand out.
+    const original = net.connect;
+    const made: net.Socket[] = [];
+    net.connect = ((opts: net.SocketConstructorOpts) => {
+      const socket = new net.Socket(opts);
+      made.push(socket);
+      return socket;
+    }) as typeof net.connect;
+    try {
+      const err = await new Promise<Error | null>((resolve) => connect!({ hostname: '127.0.0.1', protocol: 'http:', port: 9 }, resolve));
+      expect(made).toHaveLength(1);
+      expect(err).toBeInstanceOf(errors.ConnectTimeoutError);
+      expect(err?.message).toBe('Connect Timeout Error (attempted address: 127.0.0.1:9, timeout: 50ms)');
+    } finally {
+      net.connect = original;
+      for (const s of made) s.destroy();
+    }
   });
 });

@@ -3,6 +3,10 @@
 // unwrapped can serve the same options on the engine's native path instead (dispatcher/engine/connector-plan.ts).
 import * as net from 'node:net';
 import * as tls from 'node:tls';
+// Sockets are made through the module objects, not the ESM namespaces (a snapshot), so a library
+// that replaces net.connect / tls.connect (mitm-style test doubles) sees them, as with undici.
+import netModule from 'node:net';
+import tlsModule from 'node:tls';
 import { ConnectTimeoutError, InvalidArgumentError } from './errors.js';
 
 /** Every `tls.connect` / `net.connect` option, plus undici's own. */
@@ -153,7 +157,7 @@ export function buildConnector(options: ConnectorBuildOptions = {}): Connector {
     if (protocol === 'https:') {
       const name = opts.servername || servername || serverNameOf(host ?? hostname);
       const key = name || hostname;
-      socket = tls.connect({
+      socket = tlsModule.connect({
         highWaterMark: 16384,
         ...rest,
         servername: name,
@@ -170,7 +174,7 @@ export function buildConnector(options: ConnectorBuildOptions = {}): Connector {
       if (httpSocket != null) {
         throw new InvalidArgumentError('httpSocket can only be sent on TLS update');
       }
-      socket = net.connect({
+      socket = netModule.connect({
         highWaterMark: 64 * 1024,
         ...(rest as net.TcpNetConnectOpts),
         localAddress: localAddress ?? rest.localAddress ?? undefined,
