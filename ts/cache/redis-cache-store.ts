@@ -190,17 +190,22 @@ export class RedisCacheStore implements CacheStore {
 
   /** Removes fields of a URL's hash and their bodies, in the background. */
   #drop(index: string, fields: string[], bodies: (string | null)[]): void {
-    try {
-      this.#link.call('hdel', index, ...fields).catch(() => {});
-      this.#unlink(bodies);
-    } catch {
-      // Unreachable: the keys expire by themselves.
-    }
+    this.#background(['hdel', index, ...fields]);
+    this.#unlink(bodies);
   }
 
   #unlink(bodies: (string | null)[]): void {
     const keys = bodies.filter((b): b is string => b !== null);
-    if (keys.length > 0) this.#link.call('unlink', ...keys).catch(() => {});
+    if (keys.length > 0) this.#background(['unlink', ...keys]);
+  }
+
+  /** A clean-up command whose outcome does not matter: unreachable keys expire by themselves. */
+  #background(command: [string, ...string[]]): void {
+    try {
+      this.#link.call(...command).catch(() => {});
+    } catch {
+      // Redis unavailable right now.
+    }
   }
 }
 
