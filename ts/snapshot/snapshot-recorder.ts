@@ -10,6 +10,7 @@ import { storedHeaders } from './snapshot-headers.js';
 import { snapshotKey } from './snapshot-key.js';
 import { requestBodyBytes, requestUrl, storedRequest } from './snapshot-request.js';
 import { isExcludedUrl, kind, snapshotSettings, type SnapshotSettings } from './snapshot-settings.js';
+import type { RecorderMode, RecorderRequestInfo, SnapshotRecorderOptions } from './snapshot-options.js';
 import { SnapshotStore, type Identity, type StoredSnapshot, type StoredSnapshotInfo } from './snapshot-store.js';
 
 /** What a SnapshotAgent reaches inside its recorder; not part of the public class. */
@@ -249,9 +250,8 @@ export class SnapshotRecorder {
 }
 
 export declare namespace SnapshotRecorder {
-  type SnapshotRecorderMode = 'record' | 'playback' | 'update';
-  /** What shouldRecord and shouldPlayback see: the dispatch options, the origin as a string. */
-  type RequestInfo = DispatchOptions & { origin: string };
+  type SnapshotRecorderMode = RecorderMode;
+  type RequestInfo = RecorderRequestInfo;
   /** A request to look up or record: dispatch options with an origin (method GET and path '/' by default). */
   type RequestOptions = Partial<DispatchOptions>;
   /** A response to record; the body is stored in base64. */
@@ -275,44 +275,6 @@ export declare namespace SnapshotRecorder {
     hash: string;
     snapshot: Snapshot;
   }
-  interface Options {
-    /** 'record' (default): real requests, responses kept; 'playback': snapshots only; 'update': both. */
-    mode?: SnapshotRecorderMode;
-    /** The file snapshots are loaded from and saved to. */
-    snapshotPath?: string;
-    /** Requests (snapshots) kept in memory at most, the oldest going first; Infinity by default. */
-    maxSnapshots?: number;
-    /** Save to snapshotPath every flushInterval ms when something changed; false by default. */
-    autoFlush?: boolean;
-    /** Milliseconds between automatic saves; 30000 by default. */
-    flushInterval?: number;
-    /** Only these request headers take part in matching (default: all). */
-    matchHeaders?: string[];
-    /** Request headers left out of matching, though still stored. */
-    ignoreHeaders?: string[];
-    /** Headers neither stored (request and response) nor matched; names compare case-insensitively. */
-    excludeHeaders?: string[];
-    /** Whether the request body takes part in matching; true by default. */
-    matchBody?: boolean;
-    /** The body as matched (at record and playback time); only with matchBody. */
-    normalizeBody?: (body: string | Buffer | null | undefined) => string;
-    /** Whether the query takes part in matching; true by default. */
-    matchQuery?: boolean;
-    /** The query as matched; only with matchQuery. By default: the parameters, sorted by name. */
-    normalizeQuery?: (query: URLSearchParams) => string;
-    /** Whether header names match case-sensitively; false by default. */
-    caseSensitive?: boolean;
-    /** Whether a request is recorded (record and update modes). */
-    shouldRecord?: (requestOpts: RequestInfo) => boolean;
-    /** Whether a request is played back (playback and update modes). */
-    shouldPlayback?: (requestOpts: RequestInfo) => boolean;
-    /** URLs kept out of snapshots: a string matches as a prefix or substring of the full URL. */
-    excludeUrls?: (string | RegExp)[];
-    /**
-     * Mask the values of authorization, proxy-authorization, cookie and set-cookie in snapshots
-     * (true by default). Masked headers cannot take part in matching; false stores and matches them
-     * in clear.
-     */
-    redactSecrets?: boolean;
-  }
+  type Options = SnapshotRecorderOptions;
+
 }

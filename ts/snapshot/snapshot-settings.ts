@@ -3,7 +3,7 @@
 import { InvalidArgumentError } from '../core/errors.js';
 import type { HeaderPolicy } from './snapshot-headers.js';
 import type { SnapshotMatchOptions } from './snapshot-key.js';
-import type { SnapshotRecorder } from './snapshot-recorder.js';
+import type { RecorderMode, RecorderRequestInfo, SnapshotRecorderOptions } from './snapshot-options.js';
 
 const MODES = ['record', 'playback', 'update'] as const;
 const DEFAULT_FLUSH_INTERVAL = 30_000;
@@ -27,12 +27,12 @@ export const SNAPSHOT_OPTIONS = [
   'shouldPlayback',
   'excludeUrls',
   'redactSecrets',
-] as const satisfies readonly (keyof SnapshotRecorder.Options)[];
+] as const satisfies readonly (keyof SnapshotRecorderOptions)[];
 
-type Hook = (requestOpts: SnapshotRecorder.RequestInfo) => boolean;
+type Hook = (requestOpts: RecorderRequestInfo) => boolean;
 
 export interface SnapshotSettings {
-  mode: SnapshotRecorder.SnapshotRecorderMode;
+  mode: RecorderMode;
   snapshotPath: string | undefined;
   maxSnapshots: number;
   autoFlush: boolean;
@@ -72,7 +72,7 @@ function optionalNames(name: string, value: unknown): string[] | undefined {
   return [...value];
 }
 
-export function snapshotSettings(options: SnapshotRecorder.Options): SnapshotSettings {
+export function snapshotSettings(options: SnapshotRecorderOptions): SnapshotSettings {
   const mode = options.mode ?? 'record';
   if (!(MODES as readonly unknown[]).includes(mode)) {
     fail(`Invalid snapshot mode: ${String(mode)}. Must be one of: ${MODES.join(', ')}`);
