@@ -47,6 +47,16 @@ describe('WebSocket handshake: credentials in the URL', () => {
     ]);
   });
 
+  it("are not sent over the caller's own Authorization header", async () => {
+    const seen: (string | undefined)[] = [];
+    const s = await server((p) => void echo(p), {
+      answer: (req) => (seen.push(req.headers.authorization), 'HTTP/1.1 401 Unauthorized\r\nContent-Length: 0\r\n\r\n'),
+    });
+    const ws = socket(s.ws.replace('://', '://user:pass@'), { headers: { Authorization: 'Bearer mine' } });
+    await once(ws, 'error');
+    expect(seen).toEqual(['Bearer mine']);
+  });
+
   it('a second 401 fails the connection', async () => {
     let attempts = 0;
     const s = await server(() => {}, {

@@ -197,8 +197,10 @@ export function openHandshake(h: Handshake, settle: Settle): (reason: Error) => 
   let handler: HandshakeHandler;
   const attempt = (authorization: string | null, h1Only: boolean): void => {
     const headers = requestHeaders(h.headers, key, h.protocols);
-    if (authorization !== null) headers.authorization = authorization;
-    handler = new HandshakeHandler(key, h.protocols, credentials !== null && authorization === null, (err, result) => {
+    // The caller's own Authorization header wins: the URL's credentials are then never sent.
+    const own = Object.keys(headers).some((name) => name.toLowerCase() === 'authorization');
+    if (authorization !== null && !own) headers.authorization = authorization;
+    handler = new HandshakeHandler(key, h.protocols, credentials !== null && authorization === null && !own, (err, result) => {
       if (err instanceof Unauthorized) return attempt(credentials, h1Only);
       // The origin's connection speaks HTTP/2, which cannot carry the upgrade: once more on an
       // HTTP/1.1 connection (undici's fallback when extended CONNECT is unavailable).
