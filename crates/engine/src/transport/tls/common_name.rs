@@ -4,7 +4,7 @@
 //! only subjectAltName, so without this a CN-only certificate, still common on internal proxies
 //! and test CAs, fails where Node succeeds. Only consulted after the chain has been verified and
 //! the name check alone failed; an IP address never falls back (Node checks IP SANs only).
-use super::der_next;
+use super::der::der_next;
 
 const SEQUENCE: u8 = 0x30;
 const SET: u8 = 0x31;

@@ -3,6 +3,7 @@
 //! failures with the codes Node's TLS uses, and the client handshake.
 use super::error::ConnectError;
 use super::plain::Plain;
+use der::der_next;
 use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
 use rustls::client::{Resumption, WebPkiServerVerifier};
 use rustls::crypto::{CryptoProvider, WebPkiSupportedAlgorithms};
@@ -520,35 +521,6 @@ impl ServerCertVerifier for AcceptAnyChain {
     }
 }
 
-/// One DER element: its tag, the whole encoding, its contents, and the bytes after it.
-struct Der<'a> {
-    tag: u8,
-    whole: &'a [u8],
-    rest: &'a [u8],
-}
-
-/// Splits one DER element off `input`. Only what X.509 needs: single-byte tags, definite lengths
-/// up to 4 length bytes.
-fn der_next(input: &[u8]) -> Option<(Der<'_>, &[u8])> {
-    let (&tag, rest) = input.split_first()?;
-    let (&first, rest) = rest.split_first()?;
-    let (len, rest) = if first < 0x80 {
-        (first as usize, rest)
-    } else {
-        let n = (first & 0x7f) as usize;
-        if n == 0 || n > 4 || rest.len() < n {
-            return None;
-        }
-        let len = rest[..n].iter().fold(0usize, |acc, &b| (acc << 8) | b as usize);
-        (len, &rest[n..])
-    };
-    if rest.len() < len {
-        return None;
-    }
-    let header = input.len() - rest.len();
-    Some((Der { tag, whole: &input[..header + len], rest: &rest[len..] }, &rest[..len]))
-}
-
 /// Issuer and subject names (raw DER) of a certificate.
 fn issuer_and_subject(cert: &[u8]) -> Option<(&[u8], &[u8])> {
     const SEQUENCE: u8 = 0x30;
@@ -574,6 +546,7 @@ fn is_self_issued(cert: &[u8]) -> bool {
 }
 
 mod common_name;
+mod der;
 
 #[cfg(test)]
 mod tests;
