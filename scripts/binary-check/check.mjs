@@ -41,7 +41,7 @@ function linuxGnu(bin, problems) {
     const over = bin.imports.filter((s) => s.version?.startsWith('GLIBC_2') && newer(versionOf(s.version), MAX_GLIBC) > 0);
     problems.push(`needs glibc ${max.join('.')} > ${MAX_GLIBC.join('.')}: ${over.map((s) => `${s.name}@${s.version}`).join(', ')}`);
   }
-  return `glibc ≥ ${max.join('.')}`;
+  return `highest glibc symbol version GLIBC_${max.join('.')} (limit ${MAX_GLIBC.join('.')})`;
 }
 
 function linuxMusl(bin, arch, problems) {

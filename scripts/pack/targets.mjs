@@ -6,7 +6,7 @@
 // else Debian's rustc-web with rust-web-src (/usr/bin/rustc).
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { delimiter, join } from 'node:path';
 import { MAX_GLIBC } from '../binary-check/check.mjs';
 
 const ARCH = { x86_64: 'x64', aarch64: 'arm64' };
@@ -75,6 +75,14 @@ export function buildCommand(triple, { dev, targetDir, stage }) {
     writeFileSync(join(stubs, 'libnode.dll'), '');
     for (const lib of ['libnode.a', 'libssp.a', 'libssp_nonshared.a']) writeFileSync(join(stubs, lib), '!<arch>\n');
     env.LIBNODE_PATH = stubs;
+  }
+  if (triple.endsWith('-apple-darwin')) {
+    // rustc strips Mach-O files with rust-objcopy, found in its sysroot or on PATH; Debian's
+    // rustc-web has none, rustup's toolchain does.
+    const objcopy = ['rustc', '/usr/bin/rustc']
+      .map((r) => sysroot(r) && join(sysroot(r), 'lib', 'rustlib', 'x86_64-unknown-linux-gnu', 'bin'))
+      .find((dir) => dir && existsSync(join(dir, 'rust-objcopy')));
+    if (objcopy) env.PATH = `${objcopy}${delimiter}${process.env.PATH}`;
   }
   if (buildStd) {
     env.RUSTC_BOOTSTRAP = '1'; // -Zbuild-std on a stable toolchain
