@@ -292,6 +292,15 @@ export class BodyReadable extends Readable {
     }
   }
 
+  /**
+   * For a body no one has started reading (no consumer, no stream reader): how many bytes of it
+   * are still to arrive, or null when unknown. false once someone reads it or it is torn down.
+   */
+  unreadRemainder(): number | null | false {
+    if (this.#consumer !== null || this.#attached || this.#flowing || this.destroyed) return false;
+    return this.#contentLength === null ? null : this.#contentLength - this.#bytesRead;
+  }
+
   text(): Promise<string> {
     return this.#consume('text') as Promise<string>;
   }

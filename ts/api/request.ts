@@ -22,9 +22,11 @@ import type {
   RequestOptions,
   ResponseData,
 } from '../core/types.js';
-import { chunkIsExclusive, kSoleReader } from '../handler/controller.js';
+import { chunkIsExclusive, kSoleReader, unconsumedBodyTimeoutOf } from '../handler/controller.js';
+import { libDebug } from '../core/debug.js';
 import { BodyReadable, type BodyReadableOptions } from './body.js';
 import { deliverInfo, responseHeaders, type InfoCallback } from './response-head.js';
+import { unwatchUnconsumed, watchUnconsumed, type UnconsumedWatcher } from './unconsumed-bodies.js';
 
 // Declared through a method so its parameters are checked bivariantly: a callback typed for a
 // specific opaque type stays assignable where the dispatcher forwards it generically.
@@ -49,10 +51,10 @@ function noop(): void {}
 const unreadBodies = new FinalizationRegistry<RequestHandler>((handler) => handler.releaseUnread());
 
 /**
- * How much of a collected body's rest is read and discarded to keep its connection; a longer
- * rest aborts the request (as undici's dump interceptor does past its default `maxSize`).
+ * How much of the rest of a body let go unread (collected, or past unconsumedBodyTimeout) is read
+ * and discarded to keep its connection; a longer rest aborts the request, closing the connection.
  */
-const UNREAD_DISCARD_LIMIT = 1024 * 1024;
+const UNREAD_DISCARD_LIMIT = 64 * 1024;
 
 // A shared Promise executor, so the promise form allocates no executor closure.
 let pendingResolve: ((data: AnyResponseData) => void) | null = null;
@@ -103,8 +105,10 @@ export function isEventTarget(signal: AbortSignalLike): signal is AbortSignal {
   return typeof (signal as AbortSignal).addEventListener === 'function';
 }
 
-export class RequestHandler implements DispatchHandler, BodyReadableOptions {
+export class RequestHandler implements DispatchHandler, BodyReadableOptions, UnconsumedWatcher {
   readonly method: string;
+  /** For the NODE_DEBUG line of a body let go unread. */
+  readonly path: string;
   readonly opaque: unknown;
   readonly onInfo: InfoCallback | null;
   readonly highWaterMark: number | undefined;
@@ -169,6 +173,7 @@ export class RequestHandler implements DispatchHandler, BodyReadableOptions {
     }
 
     this.method = method;
+    this.path = opts.path;
     this.opaque = opaque ?? null;
     this.onInfo = onInfo ?? null;
     this.highWaterMark = highWaterMark ?? undefined;
@@ -221,6 +226,8 @@ export class RequestHandler implements DispatchHandler, BodyReadableOptions {
       this.method !== 'HEAD' && typeof contentLength === 'string' ? Number(contentLength) : null,
     );
     this.body = body;
+    const unconsumedMs = unconsumedBodyTimeoutOf(controller);
+    if (unconsumedMs > 0) watchUnconsumed(this, unconsumedMs);
 
     const data: AnyResponseData = {
       statusCode,
@@ -288,6 +295,7 @@ export class RequestHandler implements DispatchHandler, BodyReadableOptions {
     }
     const body = this.body ?? this.looseBody();
     this.settleUnread();
+    unwatchUnconsumed(this);
     if (body !== null) {
       this.asyncResource.runInAsyncScope(body.push, body, null);
     } else if (this.resolve !== null || this.callback !== null) {
@@ -316,7 +324,8 @@ export class RequestHandler implements DispatchHandler, BodyReadableOptions {
     // However the destroy came about, the request owns the outcome; an 'error' event on a body
     // nobody listens to must not crash the process.
     (this.body ?? this.looseBody())?.on('error', noop);
-    if (this.done) return;
+    // Done, or let go unread and discarding the rest (its body is destroyed after the fact).
+    if (this.done || typeof this.unread === 'number') return;
     const controller = this.controller;
     if (controller !== null) controller.abort(err);
   }
@@ -385,7 +394,36 @@ export class RequestHandler implements DispatchHandler, BodyReadableOptions {
   /** The body was collected unread: discard the rest of the response so the connection is freed. */
   releaseUnread(): void {
     if (!(this.unread instanceof WeakRef) || this.done) return;
+    libDebug?.(`${this.method} ${this.path}: response body collected unread; discarding the rest (up to ${UNREAD_DISCARD_LIMIT} bytes) to keep its connection`);
+    this.discardRest();
+  }
+
+  /**
+   * No one started reading the body within the dispatcher's unconsumedBodyTimeout: let it go.
+   * A rest of at most UNREAD_DISCARD_LIMIT (or of unknown length, up to that) is discarded to
+   * keep the connection; a longer one aborts the request. The body is destroyed with the error
+   * either way, so a read that comes later fails rather than ending short.
+   */
+  onUnconsumedTimeout(ms: number): void {
+    if (this.done) return;
+    const body = this.body ?? this.looseBody();
+    if (body === null) return;
+    const remainder = body.unreadRemainder();
+    if (remainder === false) return;
+    const keep = remainder === null || remainder <= UNREAD_DISCARD_LIMIT;
+    libDebug?.(`${this.method} ${this.path}: response body not read within unconsumedBodyTimeout (${ms} ms); ${keep ? 'discarding the rest to keep' : 'closing'} its connection`);
+    const err = new RequestAbortedError(`response body was not read within unconsumedBodyTimeout (${ms} ms); its connection was released`);
+    if (keep) this.discardRest();
+    body.on('error', noop);
+    body.destroy(err);
+  }
+
+  /** From here on the response's bytes are counted and dropped (see onResponseData). */
+  discardRest(): void {
+    this.settleUnread();
+    unwatchUnconsumed(this);
     this.unread = 0;
+    this.body = null;
     // No one can observe the outcome any more; don't keep the signal's listener either.
     this.removeSignal();
     this.controller?.resume();
@@ -407,6 +445,7 @@ export class RequestHandler implements DispatchHandler, BodyReadableOptions {
     this.deliverError(err);
     const body = this.body ?? this.looseBody();
     this.settleUnread();
+    unwatchUnconsumed(this);
     if (body !== null && !body.destroyed) {
       // Let callbacks already queued for this tick run against the body before it is torn down.
       queueMicrotask(() => {

@@ -19,6 +19,15 @@ export function chunkIsExclusive(controller: DispatchController): boolean {
   return (controller as { chunksExclusive?: boolean }).chunksExclusive === true;
 }
 
+/**
+ * The ms after which a request() body nobody reads is let go (api/unconsumed-bodies.ts): the
+ * engine dispatcher's `unconsumedBodyTimeout`, passed on by its controller; 0 (off) for any other.
+ */
+export function unconsumedBodyTimeoutOf(controller: DispatchController): number {
+  const ms = (controller as { unconsumedBodyTimeout?: number }).unconsumedBodyTimeout;
+  return typeof ms === 'number' ? ms : 0;
+}
+
 const PAUSED = 1;
 const ABORTED = 2;
 const DONE = 4;

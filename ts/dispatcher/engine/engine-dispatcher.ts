@@ -41,6 +41,8 @@ export class EngineDispatcher extends DispatcherBase implements RequestOwner {
   #capacity: number;
   readonly #headersTimeout: number;
   readonly #bodyTimeout: number;
+  /** ms a request() body may go unread before its connection is released (0: never). */
+  readonly unconsumedBodyTimeout: number;
   readonly #strictContentLength: boolean;
   /**
    * Requests dispatched here and not yet settled. A count, not a set: the engine's registry
@@ -65,6 +67,7 @@ export class EngineDispatcher extends DispatcherBase implements RequestOwner {
     const s = engineSettings(this.#origin, opts, connections);
     this.#headersTimeout = s.headersTimeout;
     this.#bodyTimeout = s.bodyTimeout;
+    this.unconsumedBodyTimeout = s.unconsumedBodyTimeout;
     this.#strictContentLength = s.strictContentLength;
     this.#capacity = s.capacity;
     this.#bridge = s.bridged === null ? null : new Bridge(this.#origin, s.bridged, s.localAddress);

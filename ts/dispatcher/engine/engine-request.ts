@@ -15,6 +15,8 @@ export interface RequestOwner {
   requestDone(aborted: boolean): void;
   /** The engine driver the request runs on. */
   readonly engine: EngineKind;
+  /** ms a request() body may go unread before its connection is released (0: never). */
+  readonly unconsumedBodyTimeout: number;
 }
 
 /** The engine routes this id's events to a socket now: it closes the route itself. */
@@ -61,6 +63,11 @@ export class EngineRequest extends RequestController implements RequestSink {
    */
   get chunksExclusive(): boolean {
     return (this.#flags & SOLE_READER) !== 0 && this.trace === null;
+  }
+
+  /** Read by request() when the response starts (handler/controller.ts, unconsumedBodyTimeoutOf). */
+  get unconsumedBodyTimeout(): number {
+    return this.#owner.unconsumedBodyTimeout;
   }
 
   ownedBy(owner: RequestOwner): boolean {

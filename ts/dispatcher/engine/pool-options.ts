@@ -20,6 +20,11 @@ export interface EngineDispatcherOptions {
   keepAliveTimeoutThreshold?: number;
   headersTimeout?: number;
   bodyTimeout?: number;
+  /**
+   * ferro: ms from a response's head after which a request() body nobody has started reading is
+   * let go and its connection released (docs/memory.md); 0 turns it off. Default 30000.
+   */
+  unconsumedBodyTimeout?: number;
   connectTimeout?: number | null;
   maxHeaderSize?: number;
   maxResponseSize?: number;
@@ -62,6 +67,7 @@ export interface EngineSettings {
   pool: PoolConfig;
   headersTimeout: number;
   bodyTimeout: number;
+  unconsumedBodyTimeout: number;
   strictContentLength: boolean;
   /** Requests in flight at which the dispatcher is busy (h1: connections × pipelining). */
   capacity: number;
@@ -115,6 +121,7 @@ export function engineSettings(origin: URL, opts: EngineDispatcherOptions, conne
   }
   const headersTimeout = optNumber(opts.headersTimeout, 'headersTimeout', DEFAULT_TIMEOUT);
   const bodyTimeout = optNumber(opts.bodyTimeout, 'bodyTimeout', DEFAULT_TIMEOUT);
+  const unconsumedBodyTimeout = optNumber(opts.unconsumedBodyTimeout, 'unconsumedBodyTimeout', 30e3);
   if (opts.autoSelectFamily != null && typeof opts.autoSelectFamily !== 'boolean') {
     throw new InvalidArgumentError('autoSelectFamily must be a boolean');
   }
@@ -163,6 +170,7 @@ export function engineSettings(origin: URL, opts: EngineDispatcherOptions, conne
     pool,
     headersTimeout,
     bodyTimeout,
+    unconsumedBodyTimeout,
     strictContentLength: opts.strictContentLength !== false,
     capacity: connections === 0 ? Infinity : connections * Math.max(1, pipelining),
     h2Capacity: connections === 0 ? Infinity : connections * h2.maxConcurrentStreams,
