@@ -6,7 +6,7 @@
 // and, without the timeout, only a garbage collection of the body would ever free the connection.
 import { describe, expect, it } from 'vitest';
 import { once } from 'node:events';
-import { Agent, Client, Pool, errors } from '../ts/index.js';
+import { Agent, Client, Pool, errors, interceptors } from '../ts/index.js';
 import { httpServer, type Running } from './fixtures/servers.js';
 import { useCleanup } from './fixtures/cleanup.js';
 import { useChildRuns, lines } from './fixtures/child-run.js';
@@ -90,6 +90,16 @@ describe('unconsumedBodyTimeout', () => {
     body.resume();
     await once(body, 'end');
     expect(length).toBe(96 * 1024);
+  });
+
+  it.each(['redirect', 'decompress'] as const)('reaches request() through the %s interceptor', async (name) => {
+    const server = await serve();
+    const client = cleanup.track(new Client(server.origin, { unconsumedBodyTimeout: 50 }));
+    const composed = client.compose(interceptors[name]());
+    const first = await composed.request({ path: '/drain', method: 'GET' });
+    const second = await within(composed.request({ path: '/small', method: 'GET' }));
+    expect(await second.body.text()).toBe('aa');
+    await expect(first.body.text()).rejects.toThrow(errors.RequestAbortedError);
   });
 
   it('0 turns it off: the body keeps every byte', async () => {

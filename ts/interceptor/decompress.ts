@@ -6,6 +6,7 @@ import type { Duplex } from 'node:stream';
 import type { IncomingHttpHeaders } from 'node:http';
 import { InvalidArgumentError } from '../core/errors.js';
 import { toControllerHandler } from '../handler/legacy-handler.js';
+import { unconsumedBodyTimeoutOf } from '../handler/controller.js';
 import { createContentDecoder, type ContentDecoder } from '../native/decoder.js';
 import type {
   DispatchController,
@@ -111,6 +112,10 @@ class DecompressHandler implements DispatchHandler, DispatchController {
   }
   get rawTrailers(): Buffer[] | null {
     return this.#upstream?.rawTrailers ?? null;
+  }
+  /** request() under this interceptor still lets an unread body go (api/unconsumed-bodies.ts). */
+  get unconsumedBodyTimeout(): number {
+    return this.#upstream === null ? 0 : unconsumedBodyTimeoutOf(this.#upstream);
   }
   abort(reason: Error): void {
     if (this.#inputEnded && this.#decoder !== null) {
