@@ -14,6 +14,7 @@ import {
   SocketError,
   UndiciError,
 } from '../core/errors.js';
+import { getSystemErrorMap } from 'node:util';
 import { parseSocketInfo } from './addrs.js';
 
 /** The engine's error codes, named as crates/engine/src/error.rs's `ErrorCode` variants. */
@@ -69,13 +70,8 @@ export function engineError(code: number, errno: string, message: string, socket
       return new BodyTimeoutError();
     case ErrorCode.ConnectTimeout:
       return new ConnectTimeoutError();
-    case ErrorCode.Connect: {
-      // Same shape as Node's own connect errors, so `err.code === 'ECONNREFUSED'` keeps working.
-      const err = new Error(message) as NodeJS.ErrnoException;
-      err.code = errno || 'ECONNRESET';
-      err.syscall = 'connect';
-      return err;
-    }
+    case ErrorCode.Connect:
+      return connectError(errno || 'ECONNRESET', message, socket);
     case ErrorCode.ResponseTooLarge:
       return new ResponseExceededMaxSizeError();
     case ErrorCode.InvalidArgument:
@@ -89,4 +85,34 @@ export function engineError(code: number, errno: string, message: string, socket
     default:
       return new UndiciError(`ferro engine: ${message}`);
   }
+}
+
+/** Node's errno numbers by code name (libuv's, negative on POSIX), read once. */
+let errnos: Map<string, number> | undefined;
+
+function errnoOf(code: string): number | undefined {
+  if (errnos === undefined) {
+    errnos = new Map();
+    for (const [n, [name]] of getSystemErrorMap()) errnos.set(name, n);
+  }
+  return errnos.get(code);
+}
+
+/**
+ * Same shape as Node's own `net` connect errors (which undici passes through): `code`, `errno`,
+ * `syscall`, and the address tried when the engine names one (`socket`'s remote side) — code
+ * that tells upstreams apart reads `err.port`.
+ */
+function connectError(code: string, message: string, socket: string): NodeJS.ErrnoException {
+  const err = new Error(message) as NodeJS.ErrnoException & { address?: string; port?: number };
+  const errno = errnoOf(code);
+  if (errno !== undefined) err.errno = errno;
+  err.code = code;
+  err.syscall = 'connect';
+  const at = parseSocketInfo(socket);
+  if (at?.remoteAddress !== undefined) {
+    err.address = at.remoteAddress;
+    err.port = at.remotePort;
+  }
+  return err;
 }

@@ -68,7 +68,8 @@ export interface PoolSink {
   /** `info` is "<h1|h2>|<addrs>" (addresses as UPGRADE carries them). */
   onEngineConnected(info: string): void;
   onEngineDisconnected(code: number, message: string, socket: string): void;
-  onEngineConnectFailed(code: number, errno: string, message: string): void;
+  /** `socket`: the error record's socket field (for a refused address, the one tried). */
+  onEngineConnectFailed(code: number, errno: string, message: string, socket: string): void;
   /** A bridged pool needs a socket for bridge `bridgeId` (ts/dispatcher/engine/bridged-sockets.ts). */
   onEngineBridgeOpen?(bridgeId: number): void;
 }
@@ -242,8 +243,8 @@ function deliver(
     const [code, , message, socket] = readError(b, start, end);
     pools.get(id)?.onEngineDisconnected(code, message, socket);
   } else if (kind === CONNECT_FAILED) {
-    const [code, errno, message] = readError(b, start, end);
-    pools.get(id)?.onEngineConnectFailed(code, errno, message);
+    const [code, errno, message, socket] = readError(b, start, end);
+    pools.get(id)?.onEngineConnectFailed(code, errno, message, socket);
   } else if (kind === BRIDGE_WRITE) {
     bridges?.get(id)?.onBridgeWrite(b.subarray(start, end));
   } else if (kind === BRIDGE_OPEN) {

@@ -39,7 +39,8 @@
 //! An error record is `code: u16, errno_len: u16, errno (e.g. "ECONNREFUSED", may be empty),
 //! socket_len: u16, socket, message`. `socket` describes the connection the error happened on (JS
 //! fills `SocketError.socket` from it), "bytesWritten|bytesRead|<addresses as UPGRADE carries
-//! them>", or is empty where no connection is concerned (a connect failure, a bad request).
+//! them>", or is empty where no connection is concerned (a bad request, most connect failures).
+//! A connect refused / unreachable at an address names it as the remote side ("0|0|||ip|port").
 use crate::codes::code_consts;
 use crate::error::ErrorCode;
 use crate::h1::{Head, HeaderBlock};

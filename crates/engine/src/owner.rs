@@ -41,7 +41,9 @@ pub(crate) trait ConnOwner: Send + Sync + 'static {
     fn connecting(&self);
     /// `version` is the protocol the connection speaks ("h1" / "h2"), `addrs` its addresses.
     fn connected(&self, conn: u64, version: &str, addrs: &str);
-    fn connect_failed(&self, conn: u64, code: ErrorCode, errno: &str, msg: &str);
+    /// `socket`: for a refused / unreachable address, the one tried (`events::socket_info`), else
+    /// empty.
+    fn connect_failed(&self, conn: u64, code: ErrorCode, errno: &str, socket: &str, msg: &str);
     /// The connection became an upgraded tunnel: it leaves the pool.
     fn detached(&self, conn: u64);
     /// A connected connection ended; requests it handed back are already re-queued. `socket`

@@ -84,8 +84,8 @@ export class PoolEvents implements PoolSink {
     });
   }
 
-  onEngineConnectFailed(code: number, errno: string, message: string): void {
-    const err = engineError(code, errno, message);
+  onEngineConnectFailed(code: number, errno: string, message: string, socket: string): void {
+    const err = engineError(code, errno, message, socket);
     this.#bridge?.connectFailed(code, message);
     connectionEvents.connectError(this.#origin, 'h1', err);
     this.#dispatcher.emit('connectionError', this.#origin, [this.#dispatcher], err);

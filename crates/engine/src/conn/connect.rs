@@ -1,6 +1,8 @@
 //! Making a connection: dialing the target (or asking JS for a bridged socket), TLS, socket
 //! options, and the address string JS is told (see `events.rs`).
+use crate::dns::DialError;
 use crate::error::{errno_name, ErrorCode};
+use crate::events::socket_info;
 use crate::owner::ConnOwner;
 use crate::transport::{bridge, ConnectError, Transport};
 
@@ -34,20 +36,27 @@ pub(super) async fn connect(owner: &dyn ConnOwner, conn_id: u64) -> Option<(Tran
     let io = match connected {
         Ok(io) => io,
         Err(ConnectError::Timeout) => {
-            owner.connect_failed(conn_id, ErrorCode::ConnectTimeout, "", "Connect Timeout Error");
+            owner.connect_failed(conn_id, ErrorCode::ConnectTimeout, "", "", "Connect Timeout Error");
             return None;
         }
         Err(ConnectError::Io(e)) => {
-            let msg = format!("connect {}: {e}", errno_name(&e));
-            owner.connect_failed(conn_id, ErrorCode::Connect, errno_name(&e), &msg);
+            let code = errno_name(&e);
+            let dialed = e.get_ref().and_then(|inner| inner.downcast_ref::<DialError>()).map(|d| d.addr);
+            let (socket, msg) = match dialed {
+                // As Node words it ("connect ECONNREFUSED 127.0.0.1:8080"); JS sets `address` /
+                // `port` from the socket field (remote side only: nothing was bound).
+                Some(a) => (socket_info(0, 0, &format!("||{}|{}", a.ip(), a.port())), format!("connect {code} {}:{}", a.ip(), a.port())),
+                None => (String::new(), format!("connect {code}: {e}")),
+            };
+            owner.connect_failed(conn_id, ErrorCode::Connect, code, &socket, &msg);
             return None;
         }
         Err(ConnectError::Tls { errno, message }) => {
-            owner.connect_failed(conn_id, ErrorCode::Connect, errno, &message);
+            owner.connect_failed(conn_id, ErrorCode::Connect, errno, "", &message);
             return None;
         }
         Err(ConnectError::Bridge { code, errno, message }) => {
-            owner.connect_failed(conn_id, code, &errno, &message);
+            owner.connect_failed(conn_id, code, &errno, "", &message);
             return None;
         }
     };

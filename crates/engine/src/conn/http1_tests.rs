@@ -61,7 +61,7 @@ impl ConnOwner for Owner {
     }
     fn connecting(&self) {}
     fn connected(&self, _: u64, _: &str, _: &str) {}
-    fn connect_failed(&self, _: u64, _: ErrorCode, _: &str, _: &str) {}
+    fn connect_failed(&self, _: u64, _: ErrorCode, _: &str, _: &str, _: &str) {}
     fn detached(&self, _: u64) {}
     fn disconnected(&self, _: u64, code: ErrorCode, msg: &str, _: &str) {
         *self.ended.lock() = Some((code, msg.to_string()));

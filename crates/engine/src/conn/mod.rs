@@ -37,7 +37,7 @@ pub(crate) async fn run(pool: Arc<dyn ConnOwner>, conn_id: u64, give_up: Arc<Not
         biased;
         c = connect::connect(&*pool, conn_id) => c,
         _ = give_up.notified() => {
-            pool.connect_failed(conn_id, ErrorCode::Info, "", GAVE_UP);
+            pool.connect_failed(conn_id, ErrorCode::Info, "", "", GAVE_UP);
             return;
         }
     };

@@ -32,14 +32,35 @@ pub fn interleave(addrs: &[IpAddr]) -> Vec<IpAddr> {
 }
 
 async fn attempt(addr: SocketAddr) -> (IpAddr, io::Result<TcpStream>) {
-    (addr.ip(), TcpStream::connect(addr).await)
+    (addr.ip(), dial(addr).await)
+}
+
+/// A failed connect to one address. Node's connect errors name it (`address` / `port`, and in
+/// the message), and code that tells upstreams apart reads them (undici passes them through).
+#[derive(Debug)]
+pub struct DialError {
+    pub addr: SocketAddr,
+    pub source: io::Error,
+}
+
+impl std::fmt::Display for DialError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.source.fmt(f)
+    }
+}
+
+impl std::error::Error for DialError {}
+
+/// Connects to `addr`; a failure keeps its kind and carries the address (`DialError`).
+async fn dial(addr: SocketAddr) -> io::Result<TcpStream> {
+    TcpStream::connect(addr).await.map_err(|source| io::Error::new(source.kind(), DialError { addr, source }))
 }
 
 /// Connects to `host:port`: an IP literal directly, a name through the shared cache and happy
 /// eyeballs. The error is the last attempt's.
 pub async fn connect(host: &str, port: u16) -> io::Result<TcpStream> {
     if let Ok(ip) = host.parse::<IpAddr>() {
-        return TcpStream::connect((ip, port)).await;
+        return dial(SocketAddr::new(ip, port)).await;
     }
     let addrs = resolver()
         .resolve(host, DEFAULT_TTL)

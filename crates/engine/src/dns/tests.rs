@@ -82,6 +82,10 @@ async fn all_failing_returns_the_last_error() {
     drop(listener);
     let e = race("none.test", &[v4(1)], port, Duration::from_millis(10)).await.unwrap_err();
     assert_eq!(e.kind(), std::io::ErrorKind::ConnectionRefused);
+    // It names the address tried, and keeps Node's code.
+    let dialed = e.get_ref().and_then(|inner| inner.downcast_ref::<super::DialError>()).map(|d| d.addr);
+    assert_eq!(dialed, Some(std::net::SocketAddr::new(v4(1), port)));
+    assert_eq!(crate::error::errno_name(&e), "ECONNREFUSED");
 }
 
 #[tokio::test]

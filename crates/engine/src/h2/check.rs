@@ -146,7 +146,7 @@ impl ConnOwner for Owner {
         assert_eq!(version, "h2");
         self.calls.lock()[0] += 1;
     }
-    fn connect_failed(&self, _: u64, _: ErrorCode, _: &str, _: &str) {
+    fn connect_failed(&self, _: u64, _: ErrorCode, _: &str, _: &str, _: &str) {
         self.calls.lock()[1] += 1;
     }
     fn detached(&self, _: u64) {

@@ -85,7 +85,7 @@ where
         Ok(pair) => pair,
         Err(e) => {
             let (code, msg) = describe(&e);
-            return pool.connect_failed(conn_id, code, "", &msg);
+            return pool.connect_failed(conn_id, code, "", "", &msg);
         }
     };
     let ping = match (pool.opts().h2.ping_interval, connection.ping_pong()) {
