@@ -4,10 +4,12 @@
 // names the connection in `socket` (addresses, ports, family, byte counts), as undici's does.
 import { afterEach, describe, expect, it } from 'vitest';
 import { once } from 'node:events';
-import { Client, errors } from '../ts/index.js';
+import type { Socket } from 'node:net';
+import { Client, errors, H2CClient } from '../ts/index.js';
 import { constants } from 'node:http2';
 import { Cleanup, scriptServer } from './fixtures/h1.js';
 import { ca, h2Server } from './fixtures/h2.js';
+import { rawServer } from './fixtures/servers.js';
 
 const cleanup = new Cleanup();
 afterEach(() => cleanup.run());
@@ -131,5 +133,19 @@ describe('SocketError.socket describes the connection', () => {
     });
     expect(bytesWritten).toBeGreaterThan(0);
     expect(bytesRead).toBeGreaterThan(0);
+  });
+});
+
+describe('an h2c server that closes without speaking HTTP/2', () => {
+  // undici's h2 client sees the socket end: SocketError 'other side closed' (client-h2's onHttp2SocketEnd).
+  it.each([
+    ['at once', (socket: Socket) => socket.end()],
+    ['after reading the preface', (socket: Socket) => socket.once('data', () => socket.end())],
+  ])('%s: SocketError "other side closed"', async (_, onSocket) => {
+    const srv = cleanup.add(await rawServer(onSocket));
+    const client = cleanup.add(new H2CClient(srv.origin));
+    const err = await client.request({ path: '/', method: 'GET' }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(errors.SocketError);
+    expect(err).toMatchObject({ code: 'UND_ERR_SOCKET', message: 'other side closed' });
   });
 });

@@ -22,9 +22,14 @@ impl<T> Counted<T> {
 impl<T: AsyncRead + Unpin> AsyncRead for Counted<T> {
     fn poll_read(mut self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<io::Result<()>> {
         let before = buf.filled().len();
+        let room = buf.remaining() > 0;
         let r = Pin::new(&mut self.io).poll_read(cx, buf);
         let n = (buf.filled().len() - before) as u64;
         self.signals.read.fetch_add(n, Ordering::Relaxed);
+        if room && n == 0 && matches!(r, Poll::Ready(Ok(()))) {
+            // Set before h2 hears of it (and fails the open streams): they read it.
+            self.signals.peer_ended.store(true, Ordering::Relaxed);
+        }
         r
     }
 }

@@ -37,6 +37,11 @@ pub(crate) struct Signals {
     /// Set by a stream the server's GOAWAY failed. The h2 crate would still open streams on the
     /// session, which the server ignores: the session must take no more work.
     pub goaway: AtomicBool,
+    /// Set when the socket read the peer's end (EOF; `counted.rs`). h2 then fails the open
+    /// streams with an I/O error of its own ("stream closed because of a broken pipe"), where
+    /// undici's h2 client, seeing the socket end, says SocketError 'other side closed' (also
+    /// for a server that closes without a word of HTTP/2).
+    pub peer_ended: AtomicBool,
     /// The connection's addresses, and the bytes its socket moved (`counted.rs`): what an error
     /// record's socket field says (`socket_info`).
     pub addrs: String,
@@ -372,7 +377,11 @@ impl Stream {
         if e.is_go_away() && e.is_remote() {
             self.signals.goaway.store(true, Ordering::Relaxed);
         }
-        let (code, msg) = refusal(e);
+        let (code, msg) = if e.is_io() && self.signals.peer_ended.load(Ordering::Relaxed) {
+            (ErrorCode::Socket, PEER_CLOSED.to_string())
+        } else {
+            refusal(e)
+        };
         // A streamed body was consumed as it went: it cannot be sent again (undici replays only
         // bodies it holds whole).
         let replayable = self.req.as_ref().is_some_and(|r| !r.has(flags::STREAM_BODY));
@@ -407,6 +416,9 @@ impl Stream {
         Outcome::Done
     }
 }
+
+/// undici's message for a connection the peer ended.
+const PEER_CLOSED: &str = "other side closed";
 
 /// How a stream failure reads: a GOAWAY with NO_ERROR (a graceful shutdown that did not take the
 /// stream) is informational, as undici's `HTTP/2: "GOAWAY" frame received with code 0`.
