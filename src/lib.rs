@@ -1,8 +1,12 @@
 //! N-API binding glue for the ferro engine: the event queue that wakes the JS thread, the handle
 //! classes JS calls synchronously, and option parsing. No HTTP logic lives here.
 #![deny(clippy::all)]
+// Every unsafe block states the invariant it relies on (`// SAFETY: …`): all of them are N-API or
+// libuv calls (queue.rs, inline.rs) whose contracts the compiler cannot check.
+#![deny(clippy::undocumented_unsafe_blocks)]
 
 mod binding;
+mod conn_cap;
 mod decoder;
 mod dns;
 #[cfg(target_os = "linux")]

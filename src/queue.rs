@@ -74,8 +74,12 @@ impl Queue {
             return; // JS already took it (a synchronous drain)
         }
         if let Some(t) = &g.tsfn {
-            // Non-blocking on an unbounded queue: never waits; fails only while closing.
-            unsafe { sys::napi_call_threadsafe_function(t.0, ptr::null_mut(), sys::ThreadsafeFunctionCallMode::nonblocking) };
+            // Non-blocking on an unbounded queue: never waits. Its one failure, napi_closing,
+            // means Node is finalizing the function and no JS will take the queue anyway.
+            // SAFETY: callable from any thread; `t` is still ours: it is taken out of `tsfn`
+            // under this lock before it is released (`close`) or finalized (`finalize`).
+            let status = unsafe { sys::napi_call_threadsafe_function(t.0, ptr::null_mut(), sys::ThreadsafeFunctionCallMode::nonblocking) };
+            debug_assert!(status == sys::Status::napi_ok || status == sys::Status::napi_closing, "napi_call_threadsafe_function: {status}");
         }
     }
 
@@ -127,8 +131,11 @@ impl Queue {
             let (end, owns) = plan_piece(&batch.bytes, at);
             let piece = &batch.bytes[at..end];
             let mut out = ptr::null_mut();
+            // SAFETY: on the JS thread inside a handle scope (this function's contract); `piece`
+            // is borrowed for the call, which copies it, and `out` is a local.
             let status = unsafe { sys::napi_create_buffer_copy(env, piece.len(), piece.as_ptr().cast(), ptr::null_mut(), &mut out) };
             let own = &batch.own()[next_own.min(batch.own().len())..(next_own + owns).min(batch.own().len())];
+            // SAFETY: as above (own_buffers has this function's contract).
             let blobs = if own.is_empty() { None } else { unsafe { own_buffers(env, own) } };
             at = end;
             next_own += owns;
@@ -149,9 +156,15 @@ impl Queue {
         let queue = Arc::new(Queue { inner: Mutex::new(Inner { buf: Batch::with_capacity(BATCH_CAPACITY), spare: Batch::with_capacity(BATCH_CAPACITY), tsfn: None, blocked: Vec::new() }), inline: AtomicBool::new(false) });
         let mut name = ptr::null_mut();
         let label = "ferro.events";
+        // SAFETY: called from a JS call on the JS thread, so `env` is live; `label` outlives the
+        // call that copies it and `name` is a local.
         check(unsafe { sys::napi_create_string_utf8(env, label.as_ptr().cast(), label.len() as isize, &mut name) })?;
         let ctx = Arc::into_raw(queue.clone()) as *mut c_void;
         let mut tsfn = ptr::null_mut();
+        // SAFETY: `env` is live and `callback` a value of the current call's scope. `ctx` carries
+        // one Arc count that `finalize` takes back (it is both the finalize data and the
+        // context `call_js` borrows, so the Queue outlives every call_js). Both callbacks have
+        // the signatures N-API calls.
         let status = unsafe {
             sys::napi_create_threadsafe_function(
                 env,
@@ -167,10 +180,12 @@ impl Queue {
                 &mut tsfn,
             )
         };
-        if status != sys::Status::napi_ok {
+        if status != sys::Status::napi_ok || tsfn.is_null() {
+            // SAFETY: no function was made, so `finalize` never runs: the count is ours to drop.
             drop(unsafe { Arc::from_raw(ctx as *const Queue) });
             return Err(napi::Error::from_reason("ferro: cannot create the event function"));
         }
+        // SAFETY: `tsfn` was just created on this thread of `env`.
         check(unsafe { sys::napi_unref_threadsafe_function(env, tsfn) })?;
         queue.inner.lock().tsfn = Some(Tsfn(tsfn));
         Ok(queue)
@@ -179,6 +194,8 @@ impl Queue {
     pub fn set_ref(&self, env: sys::napi_env, on: bool) -> napi::Result<()> {
         let g = self.inner.lock();
         if let Some(t) = &g.tsfn {
+            // SAFETY: on the JS thread (a call from JS); `t` is not released or finalized while
+            // it is in `tsfn`, and the lock is held.
             check(unsafe {
                 if on {
                     sys::napi_ref_threadsafe_function(env, t.0)
@@ -193,7 +210,11 @@ impl Queue {
     /// Stops signalling and lets Node release the function (engine shutdown).
     pub fn close(&self) {
         if let Some(t) = self.inner.lock().tsfn.take() {
-            unsafe { sys::napi_release_threadsafe_function(t.0, sys::ThreadsafeFunctionReleaseMode::release) };
+            // SAFETY: taken out of `tsfn` under the lock, so released exactly once and never
+            // called again. Its one failure (napi_invalid_arg: already finalized) is ruled out
+            // because `finalize` clears `tsfn` before Node frees the function.
+            let status = unsafe { sys::napi_release_threadsafe_function(t.0, sys::ThreadsafeFunctionReleaseMode::release) };
+            debug_assert_eq!(status, sys::Status::napi_ok, "napi_release_threadsafe_function");
         }
     }
 }
@@ -216,19 +237,27 @@ fn plan_piece(batch: &[u8], at: usize) -> (usize, usize) {
     (if end + 9 > batch.len() { batch.len() } else { end }, owns)
 }
 
-/// `own` as a JS array of Buffers, each its own allocation of exactly its size.
+/// `own` as a JS array of Buffers, each its own allocation of exactly its size; None when N-API
+/// refuses one (out of memory, or a pending exception).
+///
+/// # Safety
+/// On the JS thread, inside a handle scope of `env`.
 unsafe fn own_buffers<B: std::ops::Deref<Target = [u8]>>(env: sys::napi_env, own: &[B]) -> Option<sys::napi_value> {
     let mut arr = ptr::null_mut();
+    // SAFETY: per the contract; `arr` is a local.
     if unsafe { sys::napi_create_array_with_length(env, own.len(), &mut arr) } != sys::Status::napi_ok {
         return None;
     }
     for (i, bytes) in own.iter().enumerate() {
         let mut buf = ptr::null_mut();
+        // SAFETY: per the contract; `bytes` is borrowed for the call, which copies it, and `arr`
+        // is the array made above in the same scope.
         unsafe {
-            if sys::napi_create_buffer_copy(env, bytes.len(), bytes.as_ptr().cast(), ptr::null_mut(), &mut buf) != sys::Status::napi_ok {
+            if sys::napi_create_buffer_copy(env, bytes.len(), bytes.as_ptr().cast(), ptr::null_mut(), &mut buf) != sys::Status::napi_ok
+                || sys::napi_set_element(env, arr, i as u32, buf) != sys::Status::napi_ok
+            {
                 return None;
             }
-            sys::napi_set_element(env, arr, i as u32, buf);
         }
     }
     Some(arr)
@@ -246,9 +275,15 @@ unsafe extern "C" fn call_js(env: sys::napi_env, js_cb: sys::napi_value, ctx: *m
     if env.is_null() || js_cb.is_null() {
         return; // environment tearing down
     }
+    // SAFETY: `ctx` is the Queue whose Arc count `finalize` releases, and N-API calls `call_js`
+    // only before `finalize`.
     let queue = unsafe { &*(ctx as *const Queue) };
     let mut undefined = ptr::null_mut();
-    unsafe { sys::napi_get_undefined(env, &mut undefined) };
+    // SAFETY: N-API calls `call_js` on the JS thread with a live `env`, inside a handle scope.
+    if unsafe { sys::napi_get_undefined(env, &mut undefined) } != sys::Status::napi_ok {
+        return;
+    }
+    // SAFETY: as above: the JS thread, inside the handle scope N-API opened for this call.
     unsafe {
         queue.deliver(env, |buf, blobs| {
             let mut result = ptr::null_mut();
@@ -261,6 +296,7 @@ unsafe extern "C" fn call_js(env: sys::napi_env, js_cb: sys::napi_value, ctx: *m
 }
 
 unsafe extern "C" fn finalize(_env: sys::napi_env, _data: *mut c_void, hint: *mut c_void) {
+    // SAFETY: `hint` is the Arc count `new` made for the function; N-API finalizes once.
     let queue = unsafe { Arc::from_raw(hint as *const Queue) };
     queue.inner.lock().tsfn = None;
 }
