@@ -243,6 +243,17 @@ describe('WebSocket: messages', () => {
     expect(ws.onmessage).toBe(null);
     expect(seen).toEqual(['second']);
   });
+
+  it('an on* property given a non-callable object keeps it, and it does nothing (WebIDL EventHandler, as undici)', async () => {
+    const s = await server();
+    const ws = socket(s.ws);
+    const notCallable = { handleEvent: () => expect.unreachable('an EventHandler is never an EventListener object') };
+    ws.onopen = notCallable as unknown as WebSocket['onopen'];
+    expect(ws.onopen).toBe(notCallable);
+    await once(ws, 'open');
+    ws.onopen = 'x' as unknown as WebSocket['onopen'];
+    expect(ws.onopen).toBe(null);
+  });
 });
 
 describe('WebSocket: closing', () => {

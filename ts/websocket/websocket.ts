@@ -4,6 +4,7 @@
 import type { Dispatcher } from '../dispatcher/dispatcher.js';
 import { getGlobalDispatcher } from '../dispatcher/global.js';
 import { webidlInterface } from '../core/webidl-interface.js';
+import { defineEventHandlerAttributes } from '../core/event-handler-attributes.js';
 import { CloseEvent, ErrorEvent, MessageEvent } from './events.js';
 import { parseProtocols, parseWebSocketUrl } from './handshake.js';
 import { CLOSED, CLOSING, CONNECTING, OPEN, WebSocketConnection, type CloseInfo, type ConnectionHost } from './connection.js';
@@ -70,6 +71,11 @@ export class WebSocket extends EventTarget {
   declare readonly OPEN: typeof OPEN;
   declare readonly CLOSING: typeof CLOSING;
   declare readonly CLOSED: typeof CLOSED;
+  // Event handler attributes, defined on the prototype below (core/event-handler-attributes.ts).
+  declare onopen: Handler<'open'>;
+  declare onmessage: Handler<'message'>;
+  declare onerror: Handler<'error'>;
+  declare onclose: Handler<'close'>;
 
   readonly #url: URL;
   /** What every MessageEvent carries as its origin, read once (URL's getter makes a new string per read). */
@@ -78,7 +84,6 @@ export class WebSocket extends EventTarget {
   #protocol = '';
   #extensions = '';
   #binaryType: BinaryType = 'blob';
-  readonly #handlers = new Map<HandlerName, EventListener>();
   /** Sends waiting behind a Blob being read, so messages keep their order. */
   #queue: Sendable[] | null = null;
   #queuedBytes = 0;
@@ -228,45 +233,6 @@ export class WebSocket extends EventTarget {
     super.removeEventListener(type, listener as EventListenerOrEventListenerObject | null, options);
   }
 
-  #getHandler<K extends HandlerName>(name: K): Handler<K> {
-    return ((this.#handlers.get(name) as { handler?: Handler<K> } | undefined)?.handler ?? null) as Handler<K>;
-  }
-
-  #setHandler<K extends HandlerName>(name: K, fn: Handler<K>): void {
-    const old = this.#handlers.get(name);
-    if (old !== undefined) this.removeEventListener(name, old);
-    this.#handlers.delete(name);
-    if (typeof fn !== 'function') return;
-    const listener = Object.assign((ev: Event) => fn.call(this, ev as WebSocketEventMap[K]), { handler: fn });
-    this.#handlers.set(name, listener);
-    this.addEventListener(name, listener);
-  }
-
-  get onopen(): Handler<'open'> {
-    return this.#getHandler('open');
-  }
-  set onopen(fn: Handler<'open'>) {
-    this.#setHandler('open', fn);
-  }
-  get onmessage(): Handler<'message'> {
-    return this.#getHandler('message');
-  }
-  set onmessage(fn: Handler<'message'>) {
-    this.#setHandler('message', fn);
-  }
-  get onerror(): Handler<'error'> {
-    return this.#getHandler('error');
-  }
-  set onerror(fn: Handler<'error'>) {
-    this.#setHandler('error', fn);
-  }
-  get onclose(): Handler<'close'> {
-    return this.#getHandler('close');
-  }
-  set onclose(fn: Handler<'close'>) {
-    this.#setHandler('close', fn);
-  }
-
   /** @internal The connection under this socket (for `ping`). */
   static connectionOf(ws: WebSocket): WebSocketConnection {
     return ws.#conn;
@@ -276,6 +242,7 @@ export class WebSocket extends EventTarget {
 for (const [name, value] of Object.entries({ CONNECTING, OPEN, CLOSING, CLOSED })) {
   Object.defineProperty(WebSocket.prototype, name, { value, enumerable: true });
 }
+defineEventHandlerAttributes(WebSocket.prototype, ['open', 'message', 'error', 'close']);
 webidlInterface(WebSocket, [
   'url', 'readyState', 'bufferedAmount', 'extensions', 'protocol', 'binaryType',
   'onopen', 'onerror', 'onclose', 'onmessage', 'send', 'close',
