@@ -46,6 +46,8 @@ pub struct PoolConfig {
     pub h2c: Option<bool>,
     /// A connection may turn out to be h2: the first one chooses before others open.
     pub protocol_probe: Option<bool>,
+    /// The id of a `NativeConnCap` this pool's connections count against.
+    pub cap: Option<u32>,
 }
 
 #[napi]
@@ -138,7 +140,12 @@ impl NativeEngine {
                 Target::Tcp { host: cfg.host, port }
             }
         };
+        let cap = match cfg.cap {
+            Some(id) => Some(crate::conn_cap::lookup(id).ok_or_else(|| Error::from_reason("unknown connection cap"))?),
+            None => None,
+        };
         let opts = PoolOptions {
+            cap,
             target,
             tls,
             connections: cfg.connections as usize,

@@ -105,6 +105,13 @@ export function hasSubscribers(name: ChannelName): boolean {
 }
 
 /** Who made a request, for debug output that is scoped to an API (`NODE_DEBUG=fetch`). */
+/**
+ * ferro's own channel, with no undici twin: `{ origin, queued }` when a request of an Agent with
+ * `maxGlobalConnections` starts waiting for a connection, and as its origin's queue shrinks
+ * (ts/dispatcher/global-cap.ts).
+ */
+export const poolQueueChannel = dc.channel('lib:pool:queue');
+
 export type DebugScope = 'fetch' | 'websocket';
 /** Set on dispatch options by fetch / WebSocket; interceptors copy it along with the options. */
 export const kDebugScope: unique symbol = Symbol('ferro.debugScope');

@@ -385,6 +385,18 @@ export class MaxOriginsReachedError extends UndiciError {
 }
 brand(MaxOriginsReachedError, 'UND_ERR_MAX_ORIGINS_REACHED');
 
+/** ferro: a request waited longer than the Agent's `maxQueueTime` for a connection under its `maxGlobalConnections`. */
+export class QueueTimeoutError extends UndiciError {
+  declare name: 'QueueTimeoutError';
+  declare code: 'UND_ERR_QUEUE_TIMEOUT';
+  constructor(message?: string, options?: ErrorOptions) {
+    super(message || 'Request waited too long for a connection', options);
+    this.name = 'QueueTimeoutError';
+    this.code = 'UND_ERR_QUEUE_TIMEOUT';
+  }
+}
+brand(QueueTimeoutError, 'UND_ERR_QUEUE_TIMEOUT');
+
 export class MockNotMatchedError extends UndiciError {
   declare name: 'MockNotMatchedError';
   declare code: 'UND_MOCK_ERR_MOCK_NOT_MATCHED';
@@ -424,6 +436,7 @@ export const errors = {
   Socks5ProxyError,
   MaxRedirectsError,
   MaxOriginsReachedError,
+  QueueTimeoutError,
   MockNotMatchedError,
 } as const;
 
@@ -456,6 +469,7 @@ export declare namespace errors {
   export type ProxyConnectionError = InstanceType<ErrorClasses['ProxyConnectionError']>;
   export type Socks5ProxyError = InstanceType<ErrorClasses['Socks5ProxyError']>;
   export type MaxRedirectsError = InstanceType<ErrorClasses['MaxRedirectsError']>;
+  export type QueueTimeoutError = InstanceType<ErrorClasses['QueueTimeoutError']>;
   export type MaxOriginsReachedError = InstanceType<ErrorClasses['MaxOriginsReachedError']>;
   export type MockNotMatchedError = InstanceType<ErrorClasses['MockNotMatchedError']>;
 }

@@ -8,11 +8,16 @@ import { Pool, type PoolOptions } from './pool.js';
 import type { DispatchHandler, DispatchOptions } from '../core/types.js';
 import type { ClientStats, PoolStats } from './stats.js';
 import { failUnstarted } from '../handler/detached-controller.js';
+import { GlobalCap, type GlobalPoolStats } from './global-cap.js';
 
 export interface AgentOptions extends Omit<PoolOptions, 'factory'> {
   /** Makes the dispatcher for an origin, given as the request's `origin` option (a string or a URL). */
   factory?: (origin: string | URL, opts: object) => Dispatcher;
   maxOrigins?: number;
+  /** ferro: at most this many sockets across all origins; requests over it wait (README, "A global connection cap"). */
+  maxGlobalConnections?: number | null;
+  /** ferro: ms a request may wait for a connection under `maxGlobalConnections` before it fails with QueueTimeoutError; 0 (the default) waits forever. */
+  maxQueueTime?: number | null;
 }
 
 const MAX_REMEMBERED_ORIGINS = 1024;
@@ -26,6 +31,8 @@ export class Agent extends DispatcherBase {
   readonly #dispatchers = new Map<string, Dispatcher>();
   /** `origin` as requests spell it → its normalized origin (see #originOf). */
   readonly #origins = new Map<string, string>();
+  /** maxGlobalConnections (global-cap.ts); null without it. */
+  readonly #cap: GlobalCap | null;
 
   constructor(opts: AgentOptions = {}) {
     super();
@@ -40,13 +47,29 @@ export class Agent extends DispatcherBase {
     if (opts.maxOrigins != null && (!Number.isInteger(opts.maxOrigins) || opts.maxOrigins < 1)) {
       throw new InvalidArgumentError('maxOrigins must be a number greater than 0');
     }
+    const cap = opts.maxGlobalConnections;
+    if (cap != null && (!Number.isInteger(cap) || cap < 1)) {
+      throw new InvalidArgumentError('maxGlobalConnections must be a positive integer');
+    }
+    const wait = opts.maxQueueTime;
+    if (wait != null && (typeof wait !== 'number' || !Number.isFinite(wait) || wait < 0)) {
+      throw new InvalidArgumentError('maxQueueTime must be a non-negative number');
+    }
+    if (wait != null && wait > 0 && cap == null) {
+      throw new InvalidArgumentError('maxQueueTime needs maxGlobalConnections');
+    }
     this.setWebSocketOptions(opts.webSocket);
     this.setEventSourceOptions(opts.eventSource);
     this.#opts = { ...opts };
+    this.#cap = cap == null ? null : new GlobalCap(cap, wait ?? 0);
   }
 
-  /** Stats of each origin's dispatcher (those that report any), keyed by origin. */
-  get stats(): Record<string, PoolStats | ClientStats> {
+  /**
+   * Stats of each origin's dispatcher (those that report any), keyed by origin. With
+   * `maxGlobalConnections`: each origin's and the `total` of all (GlobalPoolStats).
+   */
+  get stats(): Record<string, PoolStats | ClientStats | GlobalPoolStats> {
+    if (this.#cap !== null) return this.#cap.stats();
     const all: Record<string, PoolStats | ClientStats> = {};
     for (const [origin, d] of this.#dispatchers) {
       const s = (d as { stats?: PoolStats | ClientStats }).stats;
@@ -77,7 +100,16 @@ export class Agent extends DispatcherBase {
       }
       const connect = this.#opts.connect;
       const named = servername !== null && typeof connect !== 'function' ? { connect: { ...connect, servername } } : {};
-      const given = { ...this.#opts, factory: undefined, maxOrigins: undefined, ...named, ...(h1Only ? { allowH2: false } : null) };
+      const given = {
+        ...this.#opts,
+        factory: undefined,
+        maxOrigins: undefined,
+        maxGlobalConnections: undefined,
+        maxQueueTime: undefined,
+        ...named,
+        ...(h1Only ? { allowH2: false } : null),
+        ...this.#cap?.poolOptions(),
+      };
       // A factory of the caller's gets `origin` as the request gave it (a URL stays a URL), as undici.
       d = this.#opts.factory != null ? this.#opts.factory(opts.origin, given) : defaultFactory(origin, given);
       const forward =
@@ -93,6 +125,7 @@ export class Agent extends DispatcherBase {
         // A Client's `connected` is a boolean (ClientStats), a Pool's a count.
         if (this.#dispatchers.get(key) !== dispatcher || s === undefined || Number(s.connected) > 0 || s.size > 0) return;
         this.#dispatchers.delete(key);
+        this.#cap?.forget(key);
         // 'disconnect' may come after the Agent destroyed this dispatcher: its close() then
         // refuses (ClientDestroyedError), and with nothing left to give back that is no error.
         dispatcher.close().catch(() => {});
@@ -106,7 +139,7 @@ export class Agent extends DispatcherBase {
       d.on('drain', (origin: URL, targets: Dispatcher[]) => this.emit('drain', origin, [this, ...targets]));
       this.#dispatchers.set(key, d);
     }
-    return d.dispatch(opts, handler);
+    return this.#cap === null ? d.dispatch(opts, handler) : this.#cap.dispatch(key, origin, d, opts, handler);
   }
 
   /**
@@ -130,11 +163,13 @@ export class Agent extends DispatcherBase {
   }
 
   protected onClose(): Promise<void> {
+    this.#cap?.close();
     // As undici: a dispatcher that finished closing is destroyed.
     return Promise.all([...this.#dispatchers.values()].map((d) => d.close())).then(() => this.markDestroyed());
   }
 
   protected onDestroy(err: Error | null): Promise<unknown> {
+    this.#cap?.close();
     return Promise.all([...this.#dispatchers.values()].map((d) => d.destroy(err)));
   }
 }

@@ -36,6 +36,17 @@ export interface PoolConfig {
   /** A connection may turn out to be h2 (https offering it, or h2c): the first one chooses its
    * protocol before the pool opens others. */
   protocolProbe?: boolean;
+  /** The id of a NativeConnCap this pool's connections count against (an Agent's maxGlobalConnections). */
+  cap?: number;
+}
+
+/** A cap on connections shared by pools (crates/engine/src/cap.rs). */
+export interface NativeConnCap {
+  readonly id: number;
+  /** Connections open or connecting under the cap. */
+  readonly open: number;
+  /** Pools waiting for a slot. */
+  readonly waiting: number;
 }
 
 export interface TlsConfig {
@@ -129,6 +140,7 @@ export interface NativeResolver {
 export interface NativeBinding {
   NativeResolver: new (onResults: (batch: Buffer) => void) => NativeResolver;
   NativeEngine: new (onEvents: (batch: Buffer, own?: Buffer[]) => void, workers?: number, inline?: boolean) => NativeEngine;
+  NativeConnCap: new (limit: number) => NativeConnCap;
   /** Null when the body passes as it is; throws (code DECODE_TOO_MANY_CODINGS) on a hostile list. */
   createDecoder(contentEncoding: string, maxSize: number, lenient: boolean): NativeDecoder | null;
   /** Decoders in the process still holding state (leak checks). */

@@ -28,6 +28,8 @@ pub struct PoolOptions {
     pub tcp_keep_alive: Option<Duration>,
     /// Settings for sessions where ALPN chose h2.
     pub h2: crate::h2::options::H2Options,
+    /// A cap on connections shared with other pools (an Agent's `maxGlobalConnections`).
+    pub cap: Option<std::sync::Arc<crate::cap::ConnCap>>,
 }
 
 impl PoolOptions {
@@ -49,6 +51,7 @@ impl PoolOptions {
             bridged: false,
             tcp_keep_alive: None,
             h2: Default::default(),
+            cap: None,
         }
     }
 }

@@ -8,7 +8,7 @@ use crate::owner::{ConnOwner, Taker};
 use crate::registry::Shared;
 use crate::request::{Request, StreamLength};
 use parking_lot::Mutex;
-use std::collections::{HashMap, VecDeque};
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::Arc;
 use std::task::Waker;
 use std::time::Duration;
@@ -52,6 +52,10 @@ struct PoolState {
     probe: Option<u64>,
     /// Connections still connecting, with what tells each to give up (`cancel_unused`).
     connecting: HashMap<u64, Arc<Notify>>,
+    /// Connections asked to end once idle, to give their cap slot to a waiting pool (`cap.rs`).
+    shed: usize,
+    /// With a cap: connections that took a request, so may yield their slot to another pool.
+    served: HashSet<u64>,
 }
 
 pub struct Pool {
@@ -66,27 +70,35 @@ pub struct Pool {
 
 impl Pool {
     pub(crate) fn new(id: u32, opts: PoolOptions, shared: Arc<Shared>) -> Arc<Pool> {
-        Arc::new_cyclic(|me| Pool {
-            me: me.clone(),
-            id,
-            opts,
-            shared,
-            state: Mutex::new(PoolState {
-                queue: VecDeque::new(),
-                live: 0,
-                connected: 0,
-                waiting: Vec::new(),
-                tasks: HashMap::new(),
-                next_conn: 0,
-                closing: false,
-                destroyed: false,
-                h2_streams: None,
-                h1_seen: false,
-                probe: None,
-                connecting: HashMap::new(),
-            }),
+        Arc::new_cyclic(|me| {
+            if let Some(cap) = &opts.cap {
+                cap.join(me.clone());
+            }
+            Pool {
+                me: me.clone(),
+                id,
+                opts,
+                shared,
+                state: Mutex::new(PoolState {
+                    queue: VecDeque::new(),
+                    live: 0,
+                    connected: 0,
+                    waiting: Vec::new(),
+                    tasks: HashMap::new(),
+                    next_conn: 0,
+                    closing: false,
+                    destroyed: false,
+                    h2_streams: None,
+                    h1_seen: false,
+                    probe: None,
+                    connecting: HashMap::new(),
+                    shed: 0,
+                    served: HashSet::new(),
+                }),
+            }
         })
     }
+
 
     /// Queues a request (called on the JS thread). With `wake`, also gets it moving at once;
     /// without, the caller batches: it queues every request of a JS tick, then calls `flush` once.
@@ -135,6 +147,21 @@ impl Pool {
         self.fan_out(&mut st, n);
         drop(st);
         self.shared.wake_for_flush(wakers);
+        self.make_room();
+    }
+
+    /// Refused a cap slot: asks another pool to close an idle connection (nothing without a cap).
+    fn make_room(&self) {
+        if let Some(cap) = &self.opts.cap {
+            cap.make_room(&self.me);
+        }
+    }
+
+    /// Gives back cap slots of connections that ended (nothing without a cap).
+    fn release_slots(&self, n: usize) {
+        if let Some(cap) = &self.opts.cap {
+            cap.release(&self.me, n);
+        }
     }
 
     /// Opens connections for `n` queued requests, within the limit.
@@ -147,8 +174,12 @@ impl Pool {
 
     /// Another connection may open: within `connections`, and no connection is still finding out
     /// whether it speaks h2 (then it may take the whole burst itself).
+    /// With a cap, a slot is taken for the connection about to open (or the pool waits for one).
     fn may_spawn(&self, st: &PoolState) -> bool {
-        !st.destroyed && st.probe.is_none() && (self.opts.connections == 0 || st.live < self.opts.connections)
+        !st.destroyed
+            && st.probe.is_none()
+            && (self.opts.connections == 0 || st.live < self.opts.connections)
+            && self.opts.cap.as_ref().is_none_or(|cap| cap.acquire(&self.me))
     }
 
     fn spawn_conn(self: &Arc<Self>, st: &mut PoolState) {
@@ -178,7 +209,32 @@ impl Pool {
         }
         if self.may_spawn(&st) {
             self.spawn_conn(&mut st);
+        } else if self.opts.cap.is_some() {
+            drop(st);
+            self.make_room();
         }
+    }
+
+    /// A cap slot came free for this waiting pool.
+    pub(crate) fn kick_for_slot(self: &Arc<Self>) {
+        self.kick_locked(self.state.lock());
+    }
+
+    /// Asks one idle connection to end (its cap slot goes to a waiting pool): true if there was
+    /// one not already asked.
+    pub(crate) fn close_idle(&self) -> bool {
+        let waker = {
+            let mut st = self.state.lock();
+            if st.destroyed || !st.queue.is_empty() || st.shed >= st.waiting.len() {
+                return false;
+            }
+            st.shed += 1;
+            st.waiting.pop().map(|(_, w)| w)
+        };
+        if let Some(w) = waker {
+            w.wake();
+        }
+        true
     }
 
     /// Graceful close: queued requests still run; idle connections end.
@@ -210,13 +266,18 @@ impl Pool {
     /// Abrupt: drops queued requests and kills connection tasks (their sockets close). The JS side
     /// has already failed the requests, so no events are sent for them.
     pub fn destroy(&self) {
-        let (queue, tasks) = {
+        let (queue, tasks, live) = {
             let mut st = self.state.lock();
+            if st.destroyed {
+                return;
+            }
             st.destroyed = true;
             st.closing = true;
             st.waiting.clear();
-            (std::mem::take(&mut st.queue), std::mem::take(&mut st.tasks))
+            (std::mem::take(&mut st.queue), std::mem::take(&mut st.tasks), st.live)
         };
+        // Aborted tasks do not report back: their slots are given back here, once.
+        self.release_slots(live);
         for r in queue {
             self.shared.forget(r.id);
         }
@@ -266,6 +327,18 @@ impl ConnOwner for Pool {
         if st.destroyed {
             return;
         }
+        // Another origin waits for a cap slot: a connection that served here (or has nothing to
+        // do) takes no more and ends once idle (`finished`), so slots go round the origins
+        // instead of staying with one.
+        if let Some(cap) = &self.opts.cap {
+            if (st.served.contains(&conn) || st.queue.is_empty()) && cap.others_wait(&self.me) {
+                if !st.waiting.iter().any(|(id, _)| *id == conn) {
+                    st.shed += 1;
+                    st.waiting.push((conn, waker.clone()));
+                }
+                return;
+            }
+        }
         let mut took = false;
         while taker.wants_more() {
             let Some(next) = st.queue.front() else {
@@ -292,6 +365,9 @@ impl ConnOwner for Pool {
             taker.submit(req);
         }
         if took {
+            if self.opts.cap.is_some() {
+                st.served.insert(conn);
+            }
             st.waiting.retain(|(id, _)| *id != conn);
             // Full before the queue ran out: a flush wakes one connection per `pipelining`
             // requests, counting on room this one did not have. Pass the wake on, or the rest
@@ -316,8 +392,17 @@ impl ConnOwner for Pool {
         self.arc().kick_locked(self.state.lock());
     }
 
+    /// Also true, once, for an idle connection asked to give its cap slot up (`close_idle`,
+    /// `take`) while another pool still waits for one.
     fn finished(&self) -> bool {
-        let st = self.state.lock();
+        let mut st = self.state.lock();
+        if st.shed > 0 {
+            if self.opts.cap.as_ref().is_some_and(|cap| cap.others_wait(&self.me)) {
+                st.shed -= 1;
+                return true;
+            }
+            st.shed = 0;
+        }
         st.destroyed || (st.closing && st.queue.is_empty())
     }
 
@@ -359,7 +444,7 @@ impl ConnOwner for Pool {
 
     /// With no connection up, the origin is unreachable for now: fail everything queued (undici
     /// fails a client's queue the same way).
-    fn connect_failed(&self, conn: u64, code: ErrorCode, errno: &str, socket: &str, msg: &str) {
+    fn connect_failed(&self, conn: u64, code: ErrorCode, errno: &str, msg: &str) {
         let failed: Vec<Request> = {
             let mut st = self.state.lock();
             st.live -= 1;
@@ -368,6 +453,7 @@ impl ConnOwner for Pool {
             if st.probe == Some(conn) {
                 st.probe = None;
             }
+            let slot = usize::from(!st.destroyed);
             if code == ErrorCode::Info {
                 // Given up (no request waited for it, as undici cancels a connect): nothing
                 // failed. Aborted requests go; work queued since gets a new connection.
@@ -376,23 +462,25 @@ impl ConnOwner for Pool {
                 for r in gone {
                     self.shared.forget(r.id);
                 }
-                self.arc().kick_locked(st);
+                drop(st);
+                // Given back first: pools already waiting go before this one.
+                self.release_slots(slot);
+                self.arc().kick_for_slot();
                 return;
             }
-            if st.connected == 0 {
-                st.queue.drain(..).collect()
-            } else {
-                Vec::new()
-            }
+            let failed = if st.connected == 0 { st.queue.drain(..).collect() } else { Vec::new() };
+            drop(st);
+            self.release_slots(slot);
+            failed
         };
         for r in &failed {
             self.shared.forget(r.id);
         }
         self.emit(|w| {
-            w.socket_error(events::CONNECT_FAILED, self.id, code, errno, socket, msg);
+            w.error(events::CONNECT_FAILED, self.id, code, errno, msg);
             for r in &failed {
                 if !r.ctl.aborted() {
-                    w.socket_error(events::ERROR, r.id, code, errno, socket, msg);
+                    w.error(events::ERROR, r.id, code, errno, msg);
                 }
             }
         });
@@ -410,13 +498,18 @@ impl ConnOwner for Pool {
             st.connected -= 1;
             st.tasks.remove(&conn);
             st.waiting.retain(|(id, _)| *id != conn);
+            st.served.remove(&conn);
             if st.probe == Some(conn) {
                 st.probe = None;
             }
             st
         };
+        let slot = usize::from(!st.destroyed);
+        drop(st);
+        // Given back first: pools already waiting go before this one.
+        self.release_slots(slot);
         // Work may remain (re-queued requests, or requests that arrived while every connection was busy).
-        self.arc().kick_locked(st);
+        self.arc().kick_for_slot();
         if !self.state.lock().destroyed {
             self.emit(|w| w.socket_error(events::DISCONNECTED, self.id, code, "", socket, msg));
         }
@@ -623,7 +716,7 @@ mod tests {
     async fn a_probe_that_fails_to_connect_lets_the_next_one_open() {
         let p = probing_pool(2);
         p.state.lock().connected = 1; // another connection is up, so the queue is not failed
-        p.connect_failed(0, ErrorCode::Socket, "", "", "refused");
+        p.connect_failed(0, ErrorCode::Socket, "", "refused");
         assert_eq!(p.state.lock().probe, None);
         p.kick();
         assert_eq!(probe_state(&p), (1, Some(1)));
@@ -633,7 +726,7 @@ mod tests {
     async fn a_connect_given_up_fails_nothing_and_the_queue_gets_a_new_connection() {
         let p = probing_pool(1);
         assert_eq!(probe_state(&p), (1, Some(0)));
-        p.connect_failed(0, ErrorCode::Info, "", "", "no request waits for this connection");
+        p.connect_failed(0, ErrorCode::Info, "", "no request waits for this connection");
         assert_eq!(p.stats().queued, 1, "the request queued meanwhile is not failed");
         assert_eq!(probe_state(&p), (1, Some(1)), "a new connection opens for it");
     }

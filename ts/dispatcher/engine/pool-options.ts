@@ -7,6 +7,7 @@ import { InvalidArgumentError } from '../../core/errors.js';
 import { planConnector } from './connector-plan.js';
 import { h2PoolConfig, type H2Options } from './h2-options.js';
 import { tlsConfig } from './tls-options.js';
+import { kConnCap, type GlobalCap } from '../global-cap.js';
 import type { WebSocketOptions } from '../../websocket/limits.js';
 import type { EventSourceOptions } from '../../eventsource/eventsource-options.js';
 
@@ -165,6 +166,8 @@ export function engineSettings(origin: URL, opts: EngineDispatcherOptions, conne
     tcpKeepAlive: connect.keepAlive === false ? -1 : optNumber(connect.keepAliveInitialDelay, 'keepAliveInitialDelay', 60e3),
     ...h2,
     protocolProbe,
+    // An Agent's maxGlobalConnections (global-cap.ts), handed down with its options.
+    cap: (opts as { [kConnCap]?: GlobalCap })[kConnCap]?.native.id,
   };
   return {
     pool,
