@@ -134,23 +134,30 @@ export type PipelineHandler<TOpaque = null> = (data: PipelineHandlerData<TOpaque
 export type DispatchFn = (options: DispatchOptions, handler: DispatchHandler) => boolean;
 export type DispatcherComposeInterceptor = (dispatch: DispatchFn) => DispatchFn;
 
-// RetryHandler's policy (handler/retry-options.ts holds its defaults and validation).
-export interface RetryState {
+// RetryHandler's policy (handler/retry-options.ts holds its defaults and validation). The shapes
+// are undici's (types/retry-handler.d.ts), so policies typed against undici's compile here.
+export type RetryState = {
   /** How many attempts have failed so far, this one included (1 for the first failure). */
   counter: number;
-}
+};
 
-export interface RetryContext {
+/** What a policy is told: the attempt count and the request (its `retryOptions` with every default filled in). */
+export type RetryContext = {
   state: RetryState;
-  opts: DispatchOptions & { retryOptions: ResolvedRetryOptions };
-}
+  opts: DispatchOptions & { retryOptions?: RetryOptions };
+};
 
 /**
  * Decides about one failed attempt: call `callback(null)` to retry (after any wait), or
- * `callback(err)` to give up with `err`. May return its timer so an abort can cancel the wait.
+ * `callback(err)` to give up with `err`. A policy may return its timer (the type says void, as
+ * undici's does) so that an abort can cancel the wait.
  */
-export type OnRetryCallback = (err?: Error | null) => void;
-export type RetryCallback = (err: Error, context: RetryContext, callback: OnRetryCallback) => unknown;
+export type OnRetryCallback = (result?: Error | null) => void;
+export type RetryCallback = (
+  err: Error,
+  context: { state: RetryState; opts: DispatchOptions & { retryOptions?: RetryOptions } },
+  callback: OnRetryCallback,
+) => void;
 
 export interface RetryOptions {
   retry?: RetryCallback;
@@ -159,7 +166,7 @@ export interface RetryOptions {
   minTimeout?: number;
   timeoutFactor?: number;
   retryAfter?: boolean;
-  methods?: string[];
+  methods?: HttpMethod[];
   statusCodes?: number[];
   errorCodes?: string[];
   /** false: once retries run out, a retryable status is delivered as a response, not an error. */

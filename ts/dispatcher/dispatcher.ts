@@ -33,6 +33,7 @@ import type {
 } from '../core/types.js';
 import type * as T from '../core/types.js';
 import { checkComposeOrder } from './compose-order.js';
+import { spread } from '../core/spread.js';
 import { dispatcherLimits, type WebSocketOptions } from '../websocket/limits.js';
 import type { EventSourceOptions } from '../eventsource/eventsource-options.js';
 import type { UndiciError } from '../core/errors.js';
@@ -157,6 +158,14 @@ export abstract class Dispatcher extends EventEmitter {
       }
     }
     checkComposeOrder(list);
+    const origin = this.composeOrigin;
+    if (typeof origin === 'string') {
+      // As undici: a request without an origin is given the dispatcher's own, so interceptors
+      // (redirect's `history`, say) see where it goes.
+      const inner = dispatch;
+      dispatch = (opts, handler) =>
+        inner(opts !== null && typeof opts === 'object' && !opts.origin ? spread(opts, { origin }) : opts, handler);
+    }
     return new ComposedDispatcher(this, dispatch);
   }
 }

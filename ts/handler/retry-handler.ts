@@ -43,7 +43,7 @@ class RetryController implements DispatchController {
     return this.#target?.aborted ?? false;
   }
   get paused(): boolean {
-    return this.#paused;
+    return this.#paused || (this.#target?.paused ?? false);
   }
   get reason(): Error | null {
     return this.#target?.reason ?? null;
@@ -104,7 +104,6 @@ export class RetryHandler implements DispatchHandler {
   /** Failed attempts so far. */
   #counter = 0;
   #dispatched = false;
-  #started = false;
   /** The caller has the response head: later attempts can only continue its body. */
   #headersSent = false;
   #resumable = false;
@@ -117,6 +116,9 @@ export class RetryHandler implements DispatchHandler {
   #etag: string | null = null;
   /** The attempt in flight got a retryable status; its body is not the caller's. */
   #failure: RequestRetryError | null = null;
+  /** The latest final response's status and headers (for an error about its body). */
+  #statusCode = 0;
+  #headers: IncomingHeaders = {};
   #held: HeldResponse | null = null;
   #pending = false;
   #timer: unknown = null;
@@ -134,6 +136,14 @@ export class RetryHandler implements DispatchHandler {
     this.#handler = toControllerHandler(handler);
   }
 
+  /**
+   * The controller the caller's handler is given, the same one for every attempt (undici's
+   * property of this name; not in its types).
+   */
+  get controllerProxy(): DispatchController {
+    return this.#controller;
+  }
+
   onRequestStart(controller: DispatchController, context: object): void {
     this.#dispatched = true;
     this.#controller.follow(controller);
@@ -141,8 +151,9 @@ export class RetryHandler implements DispatchHandler {
       controller.abort(this.#abortReason);
       return;
     }
-    if (this.#started) return;
-    this.#started = true;
+    // Each attempt until the caller has a response head, as undici does (the controller is the
+    // same stable one every time).
+    if (this.#headersSent) return;
     this.#handler.onRequestStart?.(this.#controller, context);
   }
 
@@ -163,6 +174,8 @@ export class RetryHandler implements DispatchHandler {
     }
     this.#failure = null;
     this.#held = null;
+    this.#statusCode = statusCode;
+    this.#headers = headers;
     if (statusCode >= 300 && this.#retry.statusCodes.includes(statusCode)) {
       this.#failure = new RequestRetryError('Request failed', statusCode, { headers, data: { count: this.#counter + 1 } });
       if (!this.#headersSent && !this.#retry.throwOnError) this.#held = { statusCode, headers, statusMessage, chunks: [] };
@@ -189,7 +202,7 @@ export class RetryHandler implements DispatchHandler {
   #rangeLengthMismatch(statusCode: number, headers: IncomingHeaders, range: ContentRange): RequestRetryError | null {
     const length = headers['content-length'];
     if (typeof length !== 'string' || range.end === null || Number(length) === range.end - range.start + 1) return null;
-    return new RequestRetryError('Content-Length mismatch', statusCode, { headers, data: { count: this.#counter } });
+    return new RequestRetryError('Content-Length mismatch', statusCode, { headers, data: { count: this.#counter + 1 } });
   }
 
   /** Notes where the body stands so a cut can be resumed (2xx bodies of GET-like requests). */
@@ -238,7 +251,7 @@ export class RetryHandler implements DispatchHandler {
       }
     }
     if (problem !== null) {
-      controller.abort(new RequestRetryError(problem, statusCode, { headers, data: { count: this.#counter } }));
+      controller.abort(new RequestRetryError(problem, statusCode, { headers, data: { count: this.#counter + 1 } }));
     }
   }
 
@@ -261,7 +274,8 @@ export class RetryHandler implements DispatchHandler {
       return;
     }
     if (this.#resumable && this.#end !== null && this.#position !== this.#end + 1) {
-      this.#fail(new RequestRetryError('the body ended before the announced length', 0, { data: { count: this.#counter } }));
+      // undici's message and shape: the body did not fill the range it announced.
+      this.#fail(new RequestRetryError('Content-Range mismatch', this.#statusCode, { headers: this.#headers, data: { count: this.#counter + 1 } }));
       return;
     }
     this.#done = true;

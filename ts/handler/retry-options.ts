@@ -92,13 +92,14 @@ export function retryDelay(counter: number, o: ResolvedRetryOptions, headers: In
 }
 
 /** undici's policy: listed codes, methods and statuses only, up to maxRetries, then give up. */
-export function defaultRetry(err: Error, { state, opts }: RetryContext, callback: OnRetryCallback): unknown {
-  const o = opts.retryOptions;
+export function defaultRetry(err: Error, { state, opts }: RetryContext, callback: OnRetryCallback): ReturnType<typeof setTimeout> | undefined {
+  // RetryHandler passes the options resolved; a policy calling this one may pass its own.
+  const o = resolveRetryOptions(opts.retryOptions ?? {});
   const { code, statusCode, headers } = err as Error & { code?: string; statusCode?: number; headers?: IncomingHeaders };
   // Errors without a code (thrown by user code upstream, say) are left to the other rules.
-  if (code && code !== 'UND_ERR_REQ_RETRY' && !o.errorCodes.includes(code)) return callback(err);
-  if (!o.methods.includes(String(opts.method).toUpperCase())) return callback(err);
-  if (statusCode != null && !o.statusCodes.includes(statusCode)) return callback(err);
-  if (state.counter > o.maxRetries) return callback(err);
+  if (code && code !== 'UND_ERR_REQ_RETRY' && !o.errorCodes.includes(code)) return void callback(err);
+  if (!o.methods.includes(String(opts.method).toUpperCase())) return void callback(err);
+  if (statusCode != null && !o.statusCodes.includes(statusCode)) return void callback(err);
+  if (state.counter > o.maxRetries) return void callback(err);
   return setTimeout(() => callback(null), retryDelay(state.counter, o, headers));
 }
