@@ -372,6 +372,12 @@ impl NativePool {
         NativePoolStats { connected: s.connected as u32, free: s.free as u32, queued: s.queued as u32 }
     }
 
+    /// Its queued requests wait for a slot of its Agent's maxGlobalConnections.
+    #[napi(catch_unwind)]
+    pub fn waits_for_cap(&self) -> bool {
+        self.pool.waits_for_cap()
+    }
+
     #[napi(catch_unwind)]
     pub fn close(&self) {
         self.pool.close();

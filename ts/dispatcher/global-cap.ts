@@ -49,6 +49,11 @@ class OriginRequests {
     readonly dispatcher: Dispatcher,
   ) {}
 
+  /** Its requests wait for a slot of the cap (false for a dispatcher not made by the engine). */
+  waits(): boolean {
+    return (this.dispatcher as { waitsForCap?: boolean }).waitsForCap === true;
+  }
+
   /** The engine's counts for this origin (a Client's included). */
   counts(): PoolStats {
     const s = (this.dispatcher as { stats?: PoolStats | ClientStats }).stats;
@@ -78,14 +83,14 @@ class OriginRequests {
 
 export class GlobalCap {
   readonly native: NativeConnCap;
-  readonly #limit: number;
   readonly #maxQueueTime: number;
   readonly #origins = new Map<string, OriginRequests>();
   #timer: NodeJS.Timeout | null = null;
+  /** Origins that dispatched this tick, looked at once the engine has taken the tick's requests. */
+  readonly #dispatched = new Set<OriginRequests>();
 
   constructor(limit: number, maxQueueTime: number) {
     this.native = new binding.NativeConnCap(limit);
-    this.#limit = limit;
     this.#maxQueueTime = maxQueueTime;
   }
 
@@ -108,14 +113,25 @@ export class GlobalCap {
     const w: Waiter = { at: performance.now(), controller: null, done: false };
     o.list.push(w);
     o.live++;
-    const counts = o.counts();
     const ok = dispatcher.dispatch(opts, new CapHandler(handler, w, o, this));
-    // Over the cap with no connection of its own free: the request waits.
-    if (!w.done && counts.free === 0 && this.native.open >= this.#limit) {
-      this.#published(o, o.counts().queued);
-      if (this.#maxQueueTime > 0) this.#arm();
-    }
+    if (this.#dispatched.size === 0) queueMicrotask(() => this.#settle());
+    this.#dispatched.add(o);
     return ok;
+  }
+
+  /**
+   * After the tick's flush (queued before this microtask): origins whose requests now wait for a
+   * slot say so on `lib:pool:queue`, and the `maxQueueTime` clock starts.
+   */
+  #settle(): void {
+    let waiting = false;
+    for (const o of this.#dispatched) {
+      if (!o.waits()) continue;
+      waiting = true;
+      this.#published(o, o.counts().queued);
+    }
+    this.#dispatched.clear();
+    if (waiting && this.#maxQueueTime > 0) this.#arm();
   }
 
   /** Stats per origin key and in total. */
@@ -160,6 +176,7 @@ export class GlobalCap {
     if (this.#timer !== null) return;
     let oldest = Infinity;
     for (const o of this.#origins.values()) {
+      if (!o.waits()) continue;
       const w = o.queued(o.counts().queued)[0];
       if (w !== undefined && w.at < oldest) oldest = w.at;
     }
@@ -174,6 +191,7 @@ export class GlobalCap {
     this.#timer = null;
     const now = performance.now();
     for (const o of this.#origins.values()) {
+      if (!o.waits()) continue;
       for (const w of o.queued(o.counts().queued)) {
         if (now - w.at < this.#maxQueueTime) break;
         w.controller?.abort(new QueueTimeoutError(`Request waited ${Math.round(now - w.at)} ms for a connection (maxQueueTime ${this.#maxQueueTime} ms)`));

@@ -79,6 +79,8 @@ export interface NativePool {
   flush(): void;
   /** The engine's side of `stats`: open connections, those asking for work, requests not yet taken. */
   stats(): { connected: number; free: number; queued: number };
+  /** Its queued requests wait for a slot of its Agent's maxGlobalConnections (NativeConnCap). */
+  waitsForCap(): boolean;
   close(): void;
   /** No request waits any more: connection attempts under way are given up. */
   cancelUnused(): void;

@@ -78,6 +78,11 @@ impl ConnCap {
         false
     }
 
+    /// `pool` waits for a slot.
+    pub(crate) fn waits(&self, pool: &Weak<Pool>) -> bool {
+        self.state.lock().waiting.iter().any(|p| p.ptr_eq(pool))
+    }
+
     /// Another pool than `pool` waits for a slot.
     pub(crate) fn others_wait(&self, pool: &Weak<Pool>) -> bool {
         self.state.lock().waiting.iter().any(|p| !p.ptr_eq(pool))

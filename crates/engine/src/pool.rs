@@ -286,6 +286,11 @@ impl Pool {
         }
     }
 
+    /// Its queued requests wait for a slot of its cap (`cap.rs`).
+    pub fn waits_for_cap(&self) -> bool {
+        self.opts.cap.as_ref().is_some_and(|cap| cap.waits(&self.me))
+    }
+
     /// A snapshot of the pool for `stats` (read on the JS thread).
     pub fn stats(&self) -> PoolStats {
         let st = self.state.lock();

@@ -92,6 +92,11 @@ export class EngineDispatcher extends DispatcherBase implements RequestOwner {
     return this.engineStats();
   }
 
+  /** Its queued requests wait for a slot of its Agent's maxGlobalConnections (global-cap.ts). */
+  get waitsForCap(): boolean {
+    return !this.destroyed && this.#native.waitsForCap();
+  }
+
   /** Connections and requests right now, as the engine counts them (undici's PoolStats fields). */
   protected engineStats(): PoolStats {
     if (this.destroyed) return emptyStats();
