@@ -4,6 +4,7 @@ export { Dispatcher } from './dispatcher/public-dispatcher.js';
 export { Client, type ClientOptions } from './dispatcher/client.js';
 export { Pool, type PoolOptions } from './dispatcher/pool.js';
 export { Agent, type AgentOptions } from './dispatcher/agent.js';
+export type { GlobalPoolStats } from './dispatcher/global-cap.js';
 export { BodyReadable } from './api/body.js';
 export type * from './core/types.js';
 export { errors } from './core/errors.js';
