@@ -11,9 +11,9 @@ import type {
   PipelineHandler,
   PipelineOptions,
 } from '../core/types.js';
-import { ApiHandler } from './api-handler.js';
+import { ApiHandler, checkApiOptions, destroyRequestBody } from './api-handler.js';
 import { responseHeaders } from './response-head.js';
-import { destroyRequestBody, type RequestDispatcher } from './request.js';
+import type { RequestDispatcher } from './request.js';
 import { spread } from '../core/spread.js';
 
 function noop(): void {}
@@ -62,6 +62,7 @@ export class PipelineDispatchHandler extends ApiHandler implements DispatchHandl
   #pendingWrite: ((err?: Error | null) => void) | null = null;
 
   constructor(opts: PipelineOptions<unknown>, handler: PipelineHandler<unknown>) {
+    checkApiOptions(opts);
     super(opts);
     this.handler = handler;
     this.req = new Readable({

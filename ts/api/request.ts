@@ -11,10 +11,8 @@
 // connection goes back to its pool. A body someone still references is untouched.
 
 import { AsyncResource } from 'node:async_hooks';
-import type { EventEmitter } from 'node:events';
 import { InvalidArgumentError, RequestAbortedError } from '../core/errors.js';
 import type {
-  AbortSignalLike,
   DispatchController,
   DispatchHandler,
   DispatchOptions,
@@ -25,7 +23,8 @@ import type {
 import { chunkIsExclusive, kSoleReader, unconsumedBodyTimeoutOf } from '../handler/controller.js';
 import { libDebug } from '../core/debug.js';
 import { BodyReadable, type BodyReadableOptions } from './body.js';
-import { deliverInfo, responseHeaders, type InfoCallback } from './response-head.js';
+import { ApiHandler, checkApiOptions, destroyRequestBody } from './api-handler.js';
+import { responseHeaders } from './response-head.js';
 import { unwatchUnconsumed, watchUnconsumed, type UnconsumedWatcher } from './unconsumed-bodies.js';
 
 // Declared through a method so its parameters are checked bivariantly: a callback typed for a
@@ -64,55 +63,28 @@ function captureResolvers(resolve: (data: AnyResponseData) => void, reject: (err
   pendingReject = reject;
 }
 
-interface DestroyableStream {
-  destroyed?: boolean;
-  on(event: string, listener: (...args: unknown[]) => void): unknown;
-  destroy(err?: Error): unknown;
-}
-
-function isStream(value: unknown): value is DestroyableStream {
-  return (
-    value !== null &&
-    typeof value === 'object' &&
-    typeof (value as { pipe?: unknown }).pipe === 'function' &&
-    typeof (value as { on?: unknown }).on === 'function' &&
-    typeof (value as { destroy?: unknown }).destroy === 'function'
-  );
-}
-
-export function destroyRequestBody(body: unknown, err: Error): void {
-  if (isStream(body) && body.destroyed !== true) {
-    body.on('error', noop);
-    body.destroy(err);
+/** Throws InvalidArgumentError for what request() refuses, destroying a stream body the caller gave. */
+function checkRequestOptions(opts: RequestOptions<unknown>): void {
+  try {
+    const highWaterMark = opts.highWaterMark;
+    if (
+      highWaterMark != null &&
+      (typeof highWaterMark !== 'number' || !Number.isFinite(highWaterMark) || highWaterMark < 0)
+    ) {
+      throw new InvalidArgumentError('invalid highWaterMark');
+    }
+    checkApiOptions(opts);
+  } catch (err) {
+    destroyRequestBody(opts.body, err as Error);
+    throw err;
   }
 }
 
-/**
- * The error a signal abort fails the request with. `controller.abort()` without a reason yields
- * a generic DOMException; the spec names RequestAbortedError for that case. A reason the user
- * chose (an Error, a TimeoutError from AbortSignal.timeout(), ...) is passed through as undici does.
- */
-export function abortReason(signal: AbortSignalLike): Error {
-  const reason = (signal as { reason?: unknown }).reason;
-  if (reason == null) return new RequestAbortedError();
-  if (reason instanceof DOMException && reason.name === 'AbortError') {
-    return new RequestAbortedError(undefined, { cause: reason });
-  }
-  return reason as Error;
-}
-
-export function isEventTarget(signal: AbortSignalLike): signal is AbortSignal {
-  return typeof (signal as AbortSignal).addEventListener === 'function';
-}
-
-export class RequestHandler implements DispatchHandler, BodyReadableOptions, UnconsumedWatcher {
+export class RequestHandler extends ApiHandler implements DispatchHandler, BodyReadableOptions, UnconsumedWatcher {
   readonly method: string;
   /** For the NODE_DEBUG line of a body let go unread. */
   readonly path: string;
-  readonly opaque: unknown;
-  readonly onInfo: InfoCallback | null;
   readonly highWaterMark: number | undefined;
-  readonly responseHeaders: unknown;
   /**
    * Handed out empty with the response; filled in place when the body ends. Made with the
    * response, so a queued request does not carry it.
@@ -125,8 +97,6 @@ export class RequestHandler implements DispatchHandler, BodyReadableOptions, Unc
   reject: ((err: Error) => void) | null = null;
   asyncResource: AsyncResource;
 
-  controller: DispatchController | null = null;
-  context: object | null = null;
   /** The response body; null while it is held only weakly (paused, see loosen()). */
   body: BodyReadable | null = null;
   /**
@@ -135,77 +105,20 @@ export class RequestHandler implements DispatchHandler, BodyReadableOptions, Unc
    * for the three states: every request in flight carries it.)
    */
   unread: WeakRef<BodyReadable> | number | null = null;
-  /** An abort that arrived before the request started; applied in onRequestStart. */
-  reason: Error | null = null;
-  /** The dispatcher has reported the final outcome (end or error). */
-  done = false;
-
-  signal: AbortSignalLike | null = null;
-  emitterListener: (() => void) | null = null;
-  requestBody: unknown;
 
   constructor(opts: RequestOptions<unknown>, callback: AnyCallback | null) {
-    const { signal, method, opaque, body, onInfo, highWaterMark } = opts;
-    try {
-      if (
-        highWaterMark != null &&
-        (typeof highWaterMark !== 'number' || !Number.isFinite(highWaterMark) || highWaterMark < 0)
-      ) {
-        throw new InvalidArgumentError('invalid highWaterMark');
-      }
-      if (
-        signal != null &&
-        typeof (signal as EventEmitter).on !== 'function' &&
-        typeof (signal as AbortSignal).addEventListener !== 'function'
-      ) {
-        throw new InvalidArgumentError('signal must be an EventEmitter or EventTarget');
-      }
-      if (method === 'CONNECT') {
-        throw new InvalidArgumentError('invalid method');
-      }
-      if (onInfo != null && typeof onInfo !== 'function') {
-        throw new InvalidArgumentError('invalid onInfo callback');
-      }
-    } catch (err) {
-      // The caller handed us a stream it expects to be consumed; don't leave it hanging.
-      destroyRequestBody(body, err as Error);
-      throw err;
-    }
-
-    this.method = method;
+    checkRequestOptions(opts);
+    super(opts);
+    this.method = opts.method;
     this.path = opts.path;
-    this.opaque = opaque ?? null;
-    this.onInfo = onInfo ?? null;
-    this.highWaterMark = highWaterMark ?? undefined;
-    this.responseHeaders = opts.responseHeaders;
+    this.highWaterMark = opts.highWaterMark ?? undefined;
     this.callback = callback;
     // Callbacks and body events run from the engine's event loop turn; keep the caller's async
     // context for them (AsyncLocalStorage-based tracing). The promise gets it from await.
     this.asyncResource = new AsyncResource('LIB_REQUEST');
-    this.requestBody = body;
-
-    if (signal != null) {
-      if ((signal as AbortSignal).aborted === true) {
-        this.reason = abortReason(signal);
-      } else {
-        this.signal = signal;
-        if (isEventTarget(signal)) {
-          signal.addEventListener('abort', this, { once: true });
-        } else {
-          this.emitterListener = () => this.onSignalAbort();
-          (signal as EventEmitter).once('abort', this.emitterListener);
-        }
-      }
-    }
   }
 
   // --- DispatchHandler ---
-
-  onRequestStart(controller: DispatchController, context: object): void {
-    this.controller = controller;
-    this.context = context;
-    if (this.reason !== null) controller.abort(this.reason);
-  }
 
   onResponseStart(
     controller: DispatchController,
@@ -216,7 +129,7 @@ export class RequestHandler implements DispatchHandler, BodyReadableOptions, Unc
     // `trailers` is set with the final response: a second one is ignored.
     if (this.done || this.trailers !== null) return;
 
-    if (deliverInfo(this.onInfo, this.responseHeaders, controller, statusCode, headers)) return;
+    if (this.informational(controller, statusCode, headers)) return;
 
     const contentType = headers['content-type'];
     const contentLength = headers['content-length'];
@@ -334,17 +247,9 @@ export class RequestHandler implements DispatchHandler, BodyReadableOptions, Unc
     this.removeSignal();
   }
 
-  // --- AbortSignal listener ---
+  // --- AbortSignal listener (ApiHandler.handleEvent) ---
 
-  handleEvent(): void {
-    this.onSignalAbort();
-  }
-
-  onSignalAbort(): void {
-    const signal = this.signal;
-    if (signal === null) return;
-    this.removeSignal();
-    const reason = abortReason(signal);
+  protected onAbortSignal(reason: Error): void {
     const body = this.body ?? this.looseBody();
     if (body !== null) {
       // The response is out: aborting means destroying its body, which aborts the request
@@ -355,13 +260,7 @@ export class RequestHandler implements DispatchHandler, BodyReadableOptions, Unc
       }
       return;
     }
-    if (this.done) return;
-    const controller = this.controller;
-    if (controller !== null) {
-      controller.abort(reason);
-    } else {
-      this.reason = reason;
-    }
+    this.abortRequest(reason);
   }
 
   // --- bodies nobody reads ---
@@ -439,9 +338,7 @@ export class RequestHandler implements DispatchHandler, BodyReadableOptions, Unc
   /** Final failure, from the dispatcher or from dispatch() throwing. */
   fail(err: Error): void {
     if (this.done) return;
-    this.done = true;
-    this.removeSignal();
-    destroyRequestBody(this.requestBody, err);
+    this.settle(err);
     this.deliverError(err);
     const body = this.body ?? this.looseBody();
     this.settleUnread();
@@ -471,18 +368,6 @@ export class RequestHandler implements DispatchHandler, BodyReadableOptions, Unc
       queueMicrotask(() => {
         resource.runInAsyncScope(callback, null, err, data);
       });
-    }
-  }
-
-  removeSignal(): void {
-    const signal = this.signal;
-    if (signal === null) return;
-    this.signal = null;
-    if (isEventTarget(signal)) {
-      signal.removeEventListener('abort', this);
-    } else if (this.emitterListener !== null) {
-      (signal as EventEmitter).removeListener('abort', this.emitterListener);
-      this.emitterListener = null;
     }
   }
 }

@@ -12,9 +12,9 @@ import type {
   StreamData,
   StreamFactory,
 } from '../core/types.js';
-import { ApiHandler } from './api-handler.js';
+import { ApiHandler, checkApiOptions, destroyRequestBody } from './api-handler.js';
 import { responseHeaders } from './response-head.js';
-import { destroyRequestBody, type RequestDispatcher } from './request.js';
+import type { RequestDispatcher } from './request.js';
 
 // A method type, so a callback typed for a specific opaque stays assignable (bivariant check).
 export type StreamCallback<TOpaque = null> = {
@@ -58,6 +58,7 @@ export class StreamHandler extends ApiHandler implements DispatchHandler {
   error: Error | null = null;
 
   constructor(opts: RequestOptions<unknown>, factory: StreamFactory<unknown>) {
+    checkApiOptions(opts);
     super(opts);
     this.factory = factory;
   }

@@ -1,7 +1,6 @@
 // connect() (HTTP CONNECT → ConnectData) and upgrade() (101 → UpgradeData): one request whose
 // answer is a socket instead of a body. Any other answer fails with SocketError, as in undici.
 import { AsyncResource } from 'node:async_hooks';
-import type { EventEmitter } from 'node:events';
 import type { Duplex } from 'node:stream';
 import type { IncomingHttpHeaders } from 'node:http';
 import { InvalidArgumentError, SocketError } from '../core/errors.js';
@@ -10,7 +9,7 @@ import type { RequestDispatcher } from './request.js';
 /** A node-style callback: the error, or null and the result. */
 export type Callback<T> = (err: Error | null, data: T) => void;
 import type { AbortSignalLike, DispatchController, DispatchHandler, IncomingHeaders, LibHeaders } from '../core/types.js';
-import { abortReason, isEventTarget } from './request.js';
+import { ApiHandler, checkSignal } from './api-handler.js';
 
 export interface ConnectOptions<TOpaque = null> {
   origin?: string | URL;
@@ -45,51 +44,28 @@ export interface UpgradeData<TOpaque = null> {
 
 type Settle = (err: Error | null, socket: Duplex | null, status: number, headers: IncomingHeaders) => void;
 
-class TunnelHandler implements DispatchHandler {
+class TunnelHandler extends ApiHandler implements DispatchHandler {
   #settle: Settle | null;
-  #controller: DispatchController | null = null;
-  #reason: Error | null = null;
-  #signal: AbortSignalLike | null;
   readonly #what: string;
-  #onEmitterAbort: (() => void) | null = null;
 
   constructor(what: 'connect' | 'upgrade', signal: AbortSignalLike | null | undefined, settle: Settle) {
+    checkSignal(signal);
+    super({ signal });
     this.#what = what;
     this.#settle = settle;
-    this.#signal = signal ?? null;
-    if (signal == null) return;
-    if (typeof (signal as EventEmitter).on !== 'function' && !isEventTarget(signal)) {
-      throw new InvalidArgumentError('signal must be an EventEmitter or EventTarget');
-    }
-    if ((signal as AbortSignal).aborted === true) this.#reason = abortReason(signal);
-    else if (isEventTarget(signal)) signal.addEventListener('abort', this, { once: true });
-    else {
-      this.#onEmitterAbort = () => this.handleEvent();
-      (signal as EventEmitter).once('abort', this.#onEmitterAbort);
-    }
   }
 
-  handleEvent(): void {
-    const reason = this.#signal === null ? new Error('aborted') : abortReason(this.#signal);
-    if (this.#controller !== null) this.#controller.abort(reason);
-    else this.#reason = reason;
+  protected onAbortSignal(reason: Error): void {
+    this.abortRequest(reason);
   }
 
   #finish(err: Error | null, socket: Duplex | null, status = 0, headers: IncomingHeaders = {}): void {
     const settle = this.#settle;
     if (settle === null) return;
     this.#settle = null;
-    const signal = this.#signal;
-    if (signal !== null) {
-      if (isEventTarget(signal)) signal.removeEventListener('abort', this);
-      else if (this.#onEmitterAbort !== null) (signal as EventEmitter).removeListener('abort', this.#onEmitterAbort);
-    }
+    this.done = true;
+    this.removeSignal();
     settle(err, socket, status, headers);
-  }
-
-  onRequestStart(controller: DispatchController): void {
-    this.#controller = controller;
-    if (this.#reason !== null) controller.abort(this.#reason);
   }
 
   onRequestUpgrade(_c: DispatchController, statusCode: number, headers: IncomingHttpHeaders, socket: Duplex): void {
