@@ -1,4 +1,5 @@
-// Turning a body's chunks into what the body mixins return: one decode, at most one copy.
+// Turning a body's chunks into what the body mixins return: one decode, at most one copy; and a
+// pushed chunk into the Buffer the body keeps.
 
 /** UTF-8 decode per the fetch spec (a leading BOM is dropped), or the encoding set on the stream. */
 export function decodeText(chunks: Buffer[], length: number, encoding: BufferEncoding | null): string {
@@ -35,4 +36,11 @@ export function concatBytes(chunks: Buffer[], length: number, ownBuffer = false)
     offset += chunk.length;
   }
   return out;
+}
+
+/** A pushed chunk as a Buffer: strings encoded, other byte views wrapped without a copy. */
+export function toBuffer(chunk: Buffer | Uint8Array | string, encoding?: BufferEncoding): Buffer {
+  if (typeof chunk === 'string') return Buffer.from(chunk, encoding);
+  if (Buffer.isBuffer(chunk)) return chunk;
+  return Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
 }

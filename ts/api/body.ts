@@ -19,7 +19,7 @@ import { Readable } from 'node:stream';
 import { Blob } from 'node:buffer';
 import { ReadableStream } from 'node:stream/web';
 import { InvalidArgumentError, NotSupportedError, RequestAbortedError } from '../core/errors.js';
-import { concatBytes, decodeText } from './body-bytes.js';
+import { concatBytes, decodeText, toBuffer } from './body-bytes.js';
 
 /**
  * Where a body's bytes come from. `resume` and `abort` are called as methods of this object, so
@@ -615,10 +615,4 @@ function settleDump(consumer: Consumer): void {
     }
   }
   consumer.resolve(undefined);
-}
-
-function toBuffer(chunk: Buffer | Uint8Array | string, encoding?: BufferEncoding): Buffer {
-  if (typeof chunk === 'string') return Buffer.from(chunk, encoding);
-  if (Buffer.isBuffer(chunk)) return chunk;
-  return Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
 }
