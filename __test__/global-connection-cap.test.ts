@@ -124,12 +124,23 @@ describe('maxGlobalConnections', () => {
     cleanup.defer(async () => dc.unsubscribe('lib:pool:queue', listener));
     const first = get(agent, a);
     await once(a.server, 'request');
+    const queued = new Promise<void>((resolve) => {
+      const first = () => {
+        dc.unsubscribe('lib:pool:queue', first);
+        resolve();
+      };
+      dc.subscribe('lib:pool:queue', first);
+    });
+    const sent = performance.now();
     const second = get(agent, b);
-    await new Promise((r) => setTimeout(r, 20));
+    await queued;
     const s = agent.stats as Record<string, { open: number; idle: number; pending: number; queued: number; wait: number }>;
+    const waited = performance.now() - sent;
     expect(s[a.origin]).toMatchObject({ open: 1, idle: 0, pending: 1, queued: 0, wait: 0 });
     expect(s[b.origin]).toMatchObject({ open: 0, idle: 0, pending: 0, queued: 1 });
-    expect(s[b.origin].wait).toBeGreaterThanOrEqual(15);
+    // The oldest queued request's age: b's, since it was sent.
+    expect(s[b.origin].wait).toBeGreaterThanOrEqual(0);
+    expect(s[b.origin].wait).toBeLessThanOrEqual(Math.ceil(waited));
     expect(s.total).toMatchObject({ open: 1, idle: 0, pending: 1, queued: 1 });
     expect(s.total.wait).toBe(s[b.origin].wait);
     expect(messages).toEqual([{ origin: b.origin, queued: 1 }]);
