@@ -106,6 +106,7 @@ function poolOptions() {
     // Both libraries negotiate h2 through ALPN when asked (undici 7 only on request).
     allowH2: cfg.h2 === true,
     ...(tls ? { connect: tls } : null),
+    ...(cfg.maxGlobalConnections ? { maxGlobalConnections: cfg.maxGlobalConnections } : null),
   };
 }
 

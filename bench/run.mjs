@@ -17,7 +17,7 @@
 //   --scenarios=a,b          subset of small,64k,https,h2,h2-64k,new-connections,
 //                            new-connections-no-resume,cache,latency,memory
 //                            ws-100,ws-64k (WebSocket echo: their own contenders ferro-/undici-websocket)
-//                            decompress-gzip,decompress-br,dns,dns-off,agent,cookies,cookies-off,
+//                            decompress-gzip,decompress-br,dns,dns-off,agent,agent-cap,cookies,cookies-off,
 //                            cache-hit,cache-hit-redis (latency of a cache hit; the Redis row starts
 //                            a redis-server of its own, and fails saying so without one) (env BENCH_SCENARIOS)
 //   --server-cpus=LIST       pin the server to these CPUs (taskset list, e.g. 0 or 0-7)
@@ -122,7 +122,7 @@ const opt = {
   scenarios: list(
     args.scenarios ??
       env.BENCH_SCENARIOS ??
-      'small,64k,https,h2,h2-64k,new-connections,new-connections-no-resume,cache,latency,memory,ws-100,ws-64k,decompress-gzip,decompress-br,dns,dns-off,agent,cookies,cookies-off,cache-hit,cache-hit-redis',
+      'small,64k,https,h2,h2-64k,new-connections,new-connections-no-resume,cache,latency,memory,ws-100,ws-64k,decompress-gzip,decompress-br,dns,dns-off,agent,agent-cap,cookies,cookies-off,cache-hit,cache-hit-redis',
   ),
   serverCpus: cpuList(args['server-cpus'], 'server-cpus'),
   clientCpus: cpuList(args['client-cpus'], 'client-cpus'),
@@ -217,6 +217,9 @@ const SCENARIOS = {
   'dns-off': { ...THROUGHPUT, agent: true, host: 'localhost', path: '/small', expectBytes: 12, title: 'localhost without dns' },
   // As `small` through an Agent (same address): its cost over `small` is the Agent's per-request routing.
   agent: { ...THROUGHPUT, agent: true, path: '/small', expectBytes: 12, title: 'Agent to 127.0.0.1, small body' },
+  // As `agent` with maxGlobalConnections equal to the Pool's connections (never reached): the cap's
+  // own cost per request (ferro only; undici has no cap).
+  'agent-cap': { ...THROUGHPUT, agent: true, ferroOnly: true, noFetch: true, maxGlobalConnections: 50, path: '/small', expectBytes: 12, title: 'Agent with maxGlobalConnections: 50' },
   // One request at a time for one cacheable URL: after the first, every request is a cache hit.
   // The memory store's hit against RedisCacheStore's (a redis-server on loopback; ferro only).
   'cache-hit': { ...CACHE_HIT, title: 'cache hit, memory store' },
@@ -558,6 +561,7 @@ async function main() {
           origin: sc.h2 ? h2Origin : sc.secure ? secureOrigin : sc.host ? origin.replace('127.0.0.1', sc.host) : origin,
           h2: sc.h2 === true,
           agent: sc.agent === true,
+          maxGlobalConnections: sc.maxGlobalConnections ?? null,
           caFile: sc.secure ? CA_FILE : null,
           reset: sc.reset === true,
           maxCachedSessions: sc.maxCachedSessions ?? null,
