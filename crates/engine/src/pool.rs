@@ -449,7 +449,7 @@ impl ConnOwner for Pool {
 
     /// With no connection up, the origin is unreachable for now: fail everything queued (undici
     /// fails a client's queue the same way).
-    fn connect_failed(&self, conn: u64, code: ErrorCode, errno: &str, msg: &str) {
+    fn connect_failed(&self, conn: u64, code: ErrorCode, errno: &str, socket: &str, msg: &str) {
         let failed: Vec<Request> = {
             let mut st = self.state.lock();
             st.live -= 1;
@@ -482,10 +482,10 @@ impl ConnOwner for Pool {
             self.shared.forget(r.id);
         }
         self.emit(|w| {
-            w.error(events::CONNECT_FAILED, self.id, code, errno, msg);
+            w.socket_error(events::CONNECT_FAILED, self.id, code, errno, socket, msg);
             for r in &failed {
                 if !r.ctl.aborted() {
-                    w.error(events::ERROR, r.id, code, errno, msg);
+                    w.socket_error(events::ERROR, r.id, code, errno, socket, msg);
                 }
             }
         });
@@ -721,7 +721,7 @@ mod tests {
     async fn a_probe_that_fails_to_connect_lets_the_next_one_open() {
         let p = probing_pool(2);
         p.state.lock().connected = 1; // another connection is up, so the queue is not failed
-        p.connect_failed(0, ErrorCode::Socket, "", "refused");
+        p.connect_failed(0, ErrorCode::Socket, "", "", "refused");
         assert_eq!(p.state.lock().probe, None);
         p.kick();
         assert_eq!(probe_state(&p), (1, Some(1)));
@@ -731,7 +731,7 @@ mod tests {
     async fn a_connect_given_up_fails_nothing_and_the_queue_gets_a_new_connection() {
         let p = probing_pool(1);
         assert_eq!(probe_state(&p), (1, Some(0)));
-        p.connect_failed(0, ErrorCode::Info, "", "no request waits for this connection");
+        p.connect_failed(0, ErrorCode::Info, "", "", "no request waits for this connection");
         assert_eq!(p.stats().queued, 1, "the request queued meanwhile is not failed");
         assert_eq!(probe_state(&p), (1, Some(1)), "a new connection opens for it");
     }
