@@ -5,7 +5,7 @@ import dc from 'node:diagnostics_channel';
 import { once } from 'node:events';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
-import { Agent, errors } from '../ts/index.js';
+import { Agent, errors, type ClientStats, type PoolStats } from '../ts/index.js';
 import { Cleanup } from './fixtures/cleanup.js';
 import { httpServer, type Running } from './fixtures/servers.js';
 
@@ -143,6 +143,10 @@ describe('maxGlobalConnections', () => {
     expect(s[b.origin].wait).toBeLessThanOrEqual(Math.ceil(waited));
     expect(s.total).toMatchObject({ open: 1, idle: 0, pending: 1, queued: 1 });
     expect(s.total.wait).toBe(s[b.origin].wait);
+    // undici's PoolStats fields ride along, so code typed for undici's agent.stats reads them.
+    const pools: Record<string, PoolStats | ClientStats> = agent.stats;
+    expect(pools[a.origin]).toMatchObject({ connected: 1, free: 0, running: 1, size: 1 });
+    expect(pools.total).toMatchObject({ connected: 1, free: 0, running: 1, size: 2 });
     expect(messages).toEqual([{ origin: b.origin, queued: 1 }]);
     held[0].end('a');
     expect(await first).toBe('a');

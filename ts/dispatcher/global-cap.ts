@@ -17,8 +17,13 @@ import type { DispatchController, DispatchHandler, DispatchOptions, IncomingHead
 /** The option key under which an Agent hands its cap to the pools it creates (pool-options.ts). */
 export const kConnCap: unique symbol = Symbol('ferro.connCap');
 
-/** `agent.stats` per origin and in total, with `maxGlobalConnections`. */
-export interface GlobalPoolStats {
+/**
+ * `agent.stats` per origin and in total, with `maxGlobalConnections`. It carries undici's PoolStats
+ * fields too (`connected` = `open`, `free` = `idle`, `running`, `size`), so code typed for undici's
+ * `agent.stats` still compiles and reads them; only `pending` takes the cap's meaning (requests
+ * sent and awaiting their response, the same number as `running`), as the README documents.
+ */
+export interface GlobalPoolStats extends PoolStats {
   /** Open connections. */
   open: number;
   /** Open connections waiting for work. */
@@ -29,6 +34,10 @@ export interface GlobalPoolStats {
   queued: number;
   /** Milliseconds the oldest queued request has waited. */
   wait: number;
+}
+
+function globalStats(open: number, idle: number, pending: number, queued: number, wait: number): GlobalPoolStats {
+  return { open, idle, pending, queued, wait, connected: open, free: idle, running: pending, size: pending + queued };
 }
 
 /** A request dispatched through the Agent, until it ends. */
@@ -138,17 +147,11 @@ export class GlobalCap {
   stats(): Record<string, GlobalPoolStats> {
     const now = performance.now();
     const all: Record<string, GlobalPoolStats> = {};
-    const total: GlobalPoolStats = { open: 0, idle: 0, pending: 0, queued: 0, wait: 0 };
+    const total = globalStats(0, 0, 0, 0, 0);
     for (const [key, o] of this.#origins) {
       const c = o.counts();
       const oldest = o.queued(c.queued)[0];
-      const s: GlobalPoolStats = {
-        open: c.connected,
-        idle: c.free,
-        pending: Math.max(0, o.live - c.queued),
-        queued: c.queued,
-        wait: oldest === undefined ? 0 : Math.round(now - oldest.at),
-      };
+      const s = globalStats(c.connected, c.free, Math.max(0, o.live - c.queued), c.queued, oldest === undefined ? 0 : Math.round(now - oldest.at));
       all[key] = s;
       total.open += s.open;
       total.idle += s.idle;
@@ -156,7 +159,7 @@ export class GlobalCap {
       total.queued += s.queued;
       total.wait = Math.max(total.wait, s.wait);
     }
-    all.total = total;
+    all.total = globalStats(total.open, total.idle, total.pending, total.queued, total.wait);
     return all;
   }
 
