@@ -5,10 +5,23 @@
 //! first among equals (round robin by origin); while one
 //! waits, idle connections of the others are asked to close, and busy ones to leave after the
 //! response they carry (`Pool::take`), so one origin cannot keep the slots to itself.
-use crate::pool::Pool;
 use parking_lot::Mutex;
 use std::collections::VecDeque;
 use std::sync::{Arc, Weak};
+
+/// What the cap asks of a pool sharing it. `pool.rs` implements it: the cap names no pool type, so
+/// pools (whose options hold the cap) and the cap do not depend on each other.
+pub(crate) trait CapMember: Send + Sync {
+    /// A slot came free for this waiting pool: it opens a connection if it still needs one.
+    fn slot_freed(&self);
+    /// Ends one idle connection so that its slot goes to a waiting pool: true if there was one.
+    fn close_idle(&self) -> bool;
+}
+
+/// The same pool, whatever the pointer's type (a pool passes itself as `Weak<Pool>`).
+fn same<A: ?Sized, B: ?Sized>(a: &Weak<A>, b: &Weak<B>) -> bool {
+    std::ptr::addr_eq(a.as_ptr(), b.as_ptr())
+}
 
 pub struct ConnCap {
     limit: usize,
@@ -19,15 +32,15 @@ struct CapState {
     /// Slots taken: connections connecting or connected.
     open: usize,
     /// Pools refused a slot, oldest first.
-    waiting: VecDeque<Weak<Pool>>,
+    waiting: VecDeque<Weak<dyn CapMember>>,
     /// Every pool sharing the cap with the slots it holds (for the turns, and for closing idle
     /// connections to make room).
-    pools: Vec<(Weak<Pool>, usize)>,
+    pools: Vec<(Weak<dyn CapMember>, usize)>,
 }
 
 impl CapState {
-    fn held(&mut self, pool: &Weak<Pool>) -> Option<&mut usize> {
-        self.pools.iter_mut().find(|(p, _)| p.ptr_eq(pool)).map(|(_, n)| n)
+    fn held<P: ?Sized>(&mut self, pool: &Weak<P>) -> Option<&mut usize> {
+        self.pools.iter_mut().find(|(p, _)| same(p, pool)).map(|(_, n)| n)
     }
 }
 
@@ -56,14 +69,14 @@ impl ConnCap {
         self.state.lock().waiting.len()
     }
 
-    pub(crate) fn join(&self, pool: Weak<Pool>) {
+    pub(crate) fn join(&self, pool: Weak<dyn CapMember>) {
         let mut st = self.state.lock();
         st.pools.retain(|(p, _)| p.strong_count() > 0);
         st.pools.push((pool, 0));
     }
 
     /// Takes a slot for `pool`, or puts it in line (once) and returns false.
-    pub(crate) fn acquire(&self, pool: &Weak<Pool>) -> bool {
+    pub(crate) fn acquire<P: CapMember + 'static>(&self, pool: &Weak<P>) -> bool {
         let mut st = self.state.lock();
         if st.open < self.limit {
             st.open += 1;
@@ -72,24 +85,24 @@ impl ConnCap {
             }
             return true;
         }
-        if !st.waiting.iter().any(|p| p.ptr_eq(pool)) {
-            st.waiting.push_back(pool.clone());
+        if !st.waiting.iter().any(|p| same(p, pool)) {
+            st.waiting.push_back(pool.clone() as Weak<dyn CapMember>);
         }
         false
     }
 
     /// `pool` waits for a slot.
-    pub(crate) fn waits(&self, pool: &Weak<Pool>) -> bool {
-        self.state.lock().waiting.iter().any(|p| p.ptr_eq(pool))
+    pub(crate) fn waits<P: CapMember + 'static>(&self, pool: &Weak<P>) -> bool {
+        self.state.lock().waiting.iter().any(|p| same(p, pool))
     }
 
     /// Another pool than `pool` waits for a slot.
-    pub(crate) fn others_wait(&self, pool: &Weak<Pool>) -> bool {
-        self.state.lock().waiting.iter().any(|p| !p.ptr_eq(pool))
+    pub(crate) fn others_wait<P: CapMember + 'static>(&self, pool: &Weak<P>) -> bool {
+        self.state.lock().waiting.iter().any(|p| !same(p, pool))
     }
 
     /// `pool` gives `n` slots back and waiting pools take them, in turn. Called with no pool locked.
-    pub(crate) fn release(&self, pool: &Weak<Pool>, n: usize) {
+    pub(crate) fn release<P: CapMember + 'static>(&self, pool: &Weak<P>, n: usize) {
         if n == 0 {
             return;
         }
@@ -100,7 +113,7 @@ impl ConnCap {
                 *held = held.saturating_sub(n);
             }
             // It had its turn: if it waits for more, it goes behind the others.
-            if let Some(i) = st.waiting.iter().position(|p| p.ptr_eq(pool)) {
+            if let Some(i) = st.waiting.iter().position(|p| same(p, pool)) {
                 let me = st.waiting.remove(i).expect("in range");
                 st.waiting.push_back(me);
             }
@@ -124,131 +137,25 @@ impl ConnCap {
             };
             // A pool that no longer needs a connection takes nothing; the next in line is asked.
             if let Some(p) = next.upgrade() {
-                p.kick_for_slot();
+                p.slot_freed();
             }
         }
     }
 
     /// `pool` waits and every slot is taken: asks one other pool to close an idle connection.
     /// Called with no pool locked.
-    pub(crate) fn make_room(&self, pool: &Weak<Pool>) {
-        let others: Vec<Arc<Pool>> = {
+    pub(crate) fn make_room<P: CapMember + 'static>(&self, pool: &Weak<P>) {
+        let others: Vec<Arc<dyn CapMember>> = {
             let st = self.state.lock();
-            if st.open < self.limit || !st.waiting.iter().any(|p| p.ptr_eq(pool)) {
+            if st.open < self.limit || !st.waiting.iter().any(|p| same(p, pool)) {
                 return;
             }
-            st.pools.iter().filter(|(p, _)| !p.ptr_eq(pool)).filter_map(|(p, _)| p.upgrade()).collect()
+            st.pools.iter().filter(|(p, _)| !same(p, pool)).filter_map(|(p, _)| p.upgrade()).collect()
         };
         for p in others {
             if p.close_idle() {
                 return;
             }
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::owner::{ConnOwner, Taker};
-    use crate::registry::Shared;
-    use crate::test_events::Events;
-    use crate::request::{flags, Request, StreamLength};
-    use std::task::Waker;
-
-    /// Takes up to `room` requests.
-    struct Conn(usize, Vec<u32>);
-    impl Taker for Conn {
-        fn wants_more(&self) -> bool {
-            self.1.len() < self.0
-        }
-        fn admits(&self, _: &Request) -> bool {
-            true
-        }
-        fn submit(&mut self, req: Request) {
-            self.1.push(req.id);
-        }
-    }
-
-    /// An unlimited pool under `cap` with requests `ids` queued and flushed. Nothing is awaited,
-    /// so the connection tasks it spawns never run: the tests play them.
-    fn pool(cap: &Arc<ConnCap>, ids: std::ops::RangeInclusive<u32>) -> Arc<Pool> {
-        let shared = Shared::new(tokio::runtime::Handle::current(), Arc::new(Events::default()), None);
-        let mut opts = crate::options::PoolOptions::basic(crate::transport::Target::Tcp { host: "127.0.0.1".into(), port: 9 });
-        opts.connections = 0;
-        opts.cap = Some(cap.clone());
-        let p = Pool::new(1, opts, shared);
-        for id in ids {
-            p.dispatch(id, "GET\0/\0".into(), None, flags::IDEMPOTENT, StreamLength::Chunked, None, None, false).unwrap();
-        }
-        p.flush();
-        p
-    }
-
-    fn take(p: &Pool, conn: u64, room: usize) -> Vec<u32> {
-        let mut c = Conn(room, Vec::new());
-        p.take(conn, Waker::noop(), &mut c);
-        c.1
-    }
-
-    #[tokio::test]
-    async fn slots_never_exceed_the_limit_and_go_to_waiting_pools_in_turn() {
-        let cap = ConnCap::new(2);
-        let a = pool(&cap, 1..=3);
-        assert_eq!((cap.open(), cap.waiting()), (2, 1), "two of a's three requests get a connection");
-        let b = pool(&cap, 1..=2);
-        assert_eq!((cap.open(), cap.waiting()), (2, 2), "b waits too");
-        // A connection of a ends: a waited first, but holds a slot and b none: the slot is b's.
-        a.connected(0, "h1", "");
-        a.disconnected(0, crate::error::ErrorCode::Info, "closed", "");
-        assert_eq!((cap.open(), cap.waiting()), (2, 1), "a waits again");
-        // b's connection fails: the slot goes back to a.
-        b.connect_failed(0, crate::error::ErrorCode::Socket, "", "", "refused");
-        assert_eq!((cap.open(), cap.waiting()), (2, 0), "a holds both");
-        b.destroy();
-        a.destroy();
-        assert_eq!((cap.open(), cap.waiting()), (0, 0), "every slot is back");
-    }
-
-    #[tokio::test]
-    async fn a_waiting_pool_has_an_idle_connection_of_another_closed() {
-        let cap = ConnCap::new(1);
-        let a = pool(&cap, 1..=1);
-        a.connected(0, "h1", "");
-        assert_eq!(take(&a, 0, 1), vec![1]);
-        // Served: it waits idle for more.
-        assert_eq!(take(&a, 0, 1), Vec::<u32>::new());
-        assert!(!a.finished());
-        let b = pool(&cap, 1..=1);
-        assert_eq!(cap.waiting(), 1);
-        assert!(a.finished(), "a's idle connection is told to end");
-        assert!(!a.finished(), "only one");
-        a.disconnected(0, crate::error::ErrorCode::Info, "closed", "");
-        assert_eq!((cap.open(), cap.waiting()), (1, 0), "b has the slot");
-        drop(b);
-    }
-
-    #[tokio::test]
-    async fn a_busy_connection_yields_its_slot_after_a_response_when_another_origin_waits() {
-        let cap = ConnCap::new(1);
-        let a = pool(&cap, 1..=3);
-        a.connected(0, "h1", "");
-        assert_eq!(take(&a, 0, 1), vec![1]);
-        let b = pool(&cap, 1..=1);
-        assert!(!a.finished(), "a's connection is busy");
-        assert_eq!(take(&a, 0, 1), Vec::<u32>::new(), "b waits: a takes no more");
-        assert!(a.finished(), "and ends");
-        a.disconnected(0, crate::error::ErrorCode::Info, "closed", "");
-        assert_eq!((cap.open(), cap.waiting()), (1, 1), "b has the slot, a waits");
-        drop(b);
-    }
-
-    #[tokio::test]
-    async fn without_waiters_a_connection_keeps_serving_its_pool() {
-        let cap = ConnCap::new(1);
-        let a = pool(&cap, 1..=2);
-        assert_eq!(take(&a, 0, 1), vec![1]);
-        assert_eq!(take(&a, 0, 1), vec![2]);
-        assert!(!a.finished());
     }
 }

@@ -5,6 +5,8 @@
 // inside the modules.
 #![deny(unsafe_code)]
 pub mod cap;
+#[cfg(test)]
+mod cap_tests;
 mod codes;
 #[allow(unsafe_code)]
 pub mod conn;

@@ -1,6 +1,7 @@
 //! Per-origin connection sets: one queue of requests shared by up to `connections` connection
 //! tasks, which pull work as they have room for it through `ConnOwner` (the pipelining rules are
 //! the connection's, in `conn/`).
+use crate::cap::CapMember;
 use crate::conn;
 use crate::error::ErrorCode;
 use crate::events::{self, Writer};
@@ -70,9 +71,9 @@ pub struct Pool {
 
 impl Pool {
     pub(crate) fn new(id: u32, opts: PoolOptions, shared: Arc<Shared>) -> Arc<Pool> {
-        Arc::new_cyclic(|me| {
+        Arc::new_cyclic(|me: &std::sync::Weak<Pool>| {
             if let Some(cap) = &opts.cap {
-                cap.join(me.clone());
+                cap.join(me.clone() as std::sync::Weak<dyn CapMember>);
             }
             Pool {
                 me: me.clone(),
@@ -215,14 +216,9 @@ impl Pool {
         }
     }
 
-    /// A cap slot came free for this waiting pool.
-    pub(crate) fn kick_for_slot(self: &Arc<Self>) {
-        self.kick_locked(self.state.lock());
-    }
-
     /// Asks one idle connection to end (its cap slot goes to a waiting pool): true if there was
     /// one not already asked.
-    pub(crate) fn close_idle(&self) -> bool {
+    fn close_one_idle(&self) -> bool {
         let waker = {
             let mut st = self.state.lock();
             if st.destroyed || !st.queue.is_empty() || st.shed >= st.waiting.len() {
@@ -313,6 +309,18 @@ impl Pool {
 
     fn arc(&self) -> Arc<Pool> {
         self.me.upgrade().expect("a pool outlives the calls its connections make")
+    }
+}
+
+impl CapMember for Pool {
+    fn slot_freed(&self) {
+        if let Some(me) = self.me.upgrade() {
+            me.kick_locked(me.state.lock());
+        }
+    }
+
+    fn close_idle(&self) -> bool {
+        self.close_one_idle()
     }
 }
 
@@ -470,7 +478,7 @@ impl ConnOwner for Pool {
                 drop(st);
                 // Given back first: pools already waiting go before this one.
                 self.release_slots(slot);
-                self.arc().kick_for_slot();
+                self.arc().slot_freed();
                 return;
             }
             let failed = if st.connected == 0 { st.queue.drain(..).collect() } else { Vec::new() };
@@ -514,7 +522,7 @@ impl ConnOwner for Pool {
         // Given back first: pools already waiting go before this one.
         self.release_slots(slot);
         // Work may remain (re-queued requests, or requests that arrived while every connection was busy).
-        self.arc().kick_for_slot();
+        self.arc().slot_freed();
         if !self.state.lock().destroyed {
             self.emit(|w| w.socket_error(events::DISCONNECTED, self.id, code, "", socket, msg));
         }
