@@ -156,8 +156,9 @@ describe('Agent', () => {
     const hanging = agent2.request({ origin: srv.origin, path: '/', method: 'GET' });
     await srv.request(1);
     const boom = new Error('boom');
+    const failed = expect(hanging).rejects.toBe(boom);
     await agent2.destroy(boom);
-    await expect(hanging).rejects.toBe(boom);
+    await failed;
   });
 });
 
@@ -423,8 +424,9 @@ describe('BalancedPool', () => {
     const hanging = bp.request({ path: '/', method: 'GET' });
     await b.request(0);
     const boom = new Error('boom');
+    const failed = expect(hanging).rejects.toBe(boom);
     await bp.destroy(boom);
-    await expect(hanging).rejects.toBe(boom);
+    await failed;
     expect(bp.destroyed).toBe(true);
     await expect(bp.request({ path: '/', method: 'GET' })).rejects.toBeInstanceOf(errors.ClientDestroyedError);
     await a.conns[0]!.closed;

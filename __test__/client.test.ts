@@ -341,8 +341,9 @@ describe('close and destroy', () => {
     const client = new Client(srv.origin);
     const pending = client.request({ path: '/', method: 'GET' });
     await new Promise<void>((r) => srv.server.once('request', () => r()));
+    const failed = expect(pending).rejects.toBeInstanceOf(errors.ClientDestroyedError);
     await client.destroy();
-    await expect(pending).rejects.toBeInstanceOf(errors.ClientDestroyedError);
+    await failed;
   });
 
   it("destroy fails its own running and queued requests, and no other dispatcher's", async () => {
@@ -355,8 +356,10 @@ describe('close and destroy', () => {
     // One of A's is on the wire, two wait in its queue; B's is on the wire too.
     while (answers.length < 2) await once(srv.server, 'request');
     expect(a.stats).toMatchObject({ size: 3 });
+    // Handlers first: the requests fail before destroy() settles (after the connection ended).
+    const failed = ofA.map((p) => expect(p).rejects.toBeInstanceOf(errors.ClientDestroyedError));
     await a.destroy();
-    for (const p of ofA) await expect(p).rejects.toBeInstanceOf(errors.ClientDestroyedError);
+    await Promise.all(failed);
     for (const answer of answers) answer();
     const { body } = await ofB;
     expect(await body.text()).toBe('b');

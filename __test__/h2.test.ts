@@ -443,8 +443,9 @@ describe('HTTP/2: errors and lifecycle', () => {
     const res = await c.request({ path: '/', method: 'GET' });
     const reading = res.body.text();
     const closed = once(srv.sessions[0], 'close');
+    const failed = expect(reading).rejects.toThrow('bye');
     await c.destroy(new Error('bye'));
-    await expect(reading).rejects.toThrow('bye');
+    await failed;
     await closed;
   });
 
