@@ -331,8 +331,9 @@ describe('close and destroy', () => {
     const pending = client.request({ path: '/', method: 'GET' });
     await new Promise<void>((r) => srv.server.once('request', () => r()));
     const boom = new Error('boom');
+    const failed = expect(pending).rejects.toBe(boom);
     await client.destroy(boom);
-    await expect(pending).rejects.toBe(boom);
+    await failed;
     await expect(client.request({ path: '/', method: 'GET' })).rejects.toBeInstanceOf(errors.ClientDestroyedError);
   });
 
