@@ -2,7 +2,7 @@
 // subprotocol validation, the upgrade request dispatched on any ferro dispatcher, and the checks
 // of the server's 101 answer.
 import { createHash, randomBytes } from 'node:crypto';
-import { STATUS_CODES } from 'node:http';
+import { STATUS_CODES } from '../core/status-codes.js';
 import { kDebugScope } from '../core/diagnostics.js';
 import type { Duplex } from 'node:stream';
 import type { IncomingHttpHeaders } from 'node:http';
