@@ -1,7 +1,7 @@
 //! Unit tests of the connection cap with real pools (apart from `cap.rs`, which names no pool).
 use crate::cap::*;
 use crate::pool::Pool;
-use std::sync::{Arc, Weak};
+use std::sync::Arc;
 use crate::owner::{ConnOwner, Taker};
 use crate::registry::Shared;
 use crate::test_events::Events;

@@ -22,21 +22,10 @@ const SAN_OID: &[u8] = &[0x55, 0x1d, 0x11];
 /// The subject's CN values and whether the certificate lists any DNS name, or None when the
 /// certificate cannot be read that far.
 fn names(cert: &[u8]) -> Option<(Vec<&[u8]>, bool)> {
-    let seq = |input| der_next(input).filter(|(d, _)| d.tag == SEQUENCE);
-    let (_, cert_body) = seq(cert)?;
-    let (_, tbs) = seq(cert_body)?;
-    let mut rest = tbs;
-    if rest.first() == Some(&0xa0) {
-        rest = der_next(rest)?.0.rest;
-    }
-    // serial, signature algorithm, issuer, validity.
-    for _ in 0..4 {
-        rest = der_next(rest)?.0.rest;
-    }
-    let (subject, subject_body) = seq(rest)?;
-    let common_names = attribute_values(subject_body, CN_OID);
+    let tbs = super::der::names(cert)?;
+    let common_names = attribute_values(tbs.subject_body, CN_OID);
     // subjectPublicKeyInfo, then optional unique ids, then the extensions.
-    rest = der_next(subject.rest)?.0.rest;
+    let mut rest = der_next(tbs.subject.rest)?.0.rest;
     let mut dns = false;
     while let Some((el, body)) = der_next(rest) {
         if el.tag == EXTENSIONS {

@@ -29,3 +29,30 @@ pub(super) fn der_next(input: &[u8]) -> Option<(Der<'_>, &[u8])> {
     let header = input.len() - rest.len();
     Some((Der { tag, whole: &input[..header + len], rest: &rest[len..] }, &rest[..len]))
 }
+
+/// A certificate's issuer and subject names, and where its to-be-signed body goes on after the
+/// subject (subjectPublicKeyInfo, optional unique ids, extensions).
+pub(super) struct Names<'a> {
+    pub(super) issuer: &'a [u8],
+    pub(super) subject: Der<'a>,
+    pub(super) subject_body: &'a [u8],
+}
+
+/// Reads a certificate as far as its subject; None when it cannot be read that far.
+pub(super) fn names(cert: &[u8]) -> Option<Names<'_>> {
+    const SEQUENCE: u8 = 0x30;
+    let seq = |input| der_next(input).filter(|(d, _)| d.tag == SEQUENCE);
+    let (_, cert_body) = seq(cert)?;
+    let (_, tbs) = seq(cert_body)?;
+    let mut rest = tbs;
+    // Optional explicit [0] version.
+    if rest.first() == Some(&0xa0) {
+        rest = der_next(rest)?.0.rest;
+    }
+    let serial = der_next(rest)?.0;
+    let algorithm = der_next(serial.rest)?.0;
+    let (issuer, _) = seq(algorithm.rest)?;
+    let validity = der_next(issuer.rest)?.0;
+    let (subject, subject_body) = seq(validity.rest)?;
+    Some(Names { issuer: issuer.whole, subject, subject_body })
+}

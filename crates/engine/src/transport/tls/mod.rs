@@ -3,7 +3,6 @@
 //! failures with the codes Node's TLS uses, and the client handshake.
 use super::error::ConnectError;
 use super::plain::Plain;
-use der::der_next;
 use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
 use rustls::client::{Resumption, WebPkiServerVerifier};
 use rustls::crypto::{CryptoProvider, WebPkiSupportedAlgorithms};
@@ -521,28 +520,9 @@ impl ServerCertVerifier for AcceptAnyChain {
     }
 }
 
-/// Issuer and subject names (raw DER) of a certificate.
-fn issuer_and_subject(cert: &[u8]) -> Option<(&[u8], &[u8])> {
-    const SEQUENCE: u8 = 0x30;
-    let seq = |input| der_next(input).filter(|(d, _)| d.tag == SEQUENCE);
-    let (_, cert_body) = seq(cert)?;
-    let (_, tbs) = seq(cert_body)?;
-    let mut rest = tbs;
-    // Optional explicit [0] version.
-    if rest.first() == Some(&0xa0) {
-        rest = der_next(rest)?.0.rest;
-    }
-    let serial = der_next(rest)?.0;
-    let algorithm = der_next(serial.rest)?.0;
-    let (issuer, _) = seq(algorithm.rest)?;
-    let validity = der_next(issuer.rest)?.0;
-    let (subject, _) = seq(validity.rest)?;
-    Some((issuer.whole, subject.whole))
-}
-
 /// Self-issued: issuer name equals subject name (how OpenSSL spots a self-signed certificate).
 fn is_self_issued(cert: &[u8]) -> bool {
-    matches!(issuer_and_subject(cert), Some((i, s)) if i == s)
+    matches!(der::names(cert), Some(n) if n.issuer == n.subject.whole)
 }
 
 mod common_name;

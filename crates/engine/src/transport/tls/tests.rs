@@ -109,12 +109,12 @@ fn server_names() {
 #[test]
 fn der_names() {
     // Garbage and truncations never panic.
-    assert_eq!(issuer_and_subject(&[]), None);
-    assert_eq!(issuer_and_subject(&[0x30, 0x84, 0xff, 0xff, 0xff, 0xff]), None);
+    assert!(super::der::names(&[]).is_none());
+    assert!(super::der::names(&[0x30, 0x84, 0xff, 0xff, 0xff, 0xff]).is_none());
     assert!(!is_self_issued(&[0x30, 0x03, 0x30, 0x01]));
     for n in 0..64 {
         let junk: Vec<u8> = (0..n).map(|i| (i * 37 + 11) as u8).collect();
-        let _ = issuer_and_subject(&junk);
+        let _ = super::der::names(&junk);
     }
     // Minimal TBS shape: version, serial, alg, issuer, validity, subject.
     let name = |cn: u8| vec![0x30, 0x03, 0x02, 0x01, cn];
