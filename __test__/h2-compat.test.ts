@@ -12,6 +12,7 @@ import { Readable } from 'node:stream';
 import { Agent, Client, Pool, errors } from '../ts/index.js';
 import { Cleanup } from './fixtures/h1.js';
 import { ca, h2Server, type StreamHandler } from './fixtures/h2.js';
+import { listen } from './fixtures/servers.js';
 
 const cleanup = new Cleanup();
 afterEach(() => cleanup.run());
@@ -125,25 +126,6 @@ describe('Pool / Agent wait for the first TLS connection to choose its protocol 
   });
 });
 
-/** Listens on loopback; at the test's end the server's sockets are destroyed and it is closed. */
-async function listenTracked(server: import('node:net').Server): Promise<number> {
-  const sockets = new Set<Socket>();
-  server.on('connection', (s: Socket) => {
-    sockets.add(s);
-    s.on('close', () => sockets.delete(s));
-  });
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  cleanup.defer(
-    () =>
-      new Promise<void>((resolve) => {
-        for (const s of sockets) s.destroy();
-        server.close(() => resolve());
-      }),
-  );
-  return (server.address() as AddressInfo).port;
-}
-
 /** A plain node:http2 server (h2c) and an Agent of one connection speaking h2c to it. */
 async function h2c(onStream: (stream: ServerHttp2Stream, headers: Record<string, unknown>) => void) {
   const server = createH2c();
@@ -153,9 +135,9 @@ async function h2c(onStream: (stream: ServerHttp2Stream, headers: Record<string,
     stream.on('error', () => {});
     onStream(stream, headers);
   });
-  const port = await listenTracked(server);
+  const { origin } = cleanup.add(await listen(server));
   const dispatcher = cleanup.add(new Agent({ connections: 1, useH2c: true }));
-  return { dispatcher, origin: `http://127.0.0.1:${port}`, sessions: () => sessions };
+  return { dispatcher, origin, sessions: () => sessions };
 }
 
 /** Reads a request stream's body whole. */
@@ -327,9 +309,9 @@ async function rawH2(onHeaders: (socket: Socket) => void = () => {}) {
       }
     });
   });
-  const port = await listenTracked(server);
+  const { origin } = cleanup.add(await listen(server));
   return {
-    origin: `http://127.0.0.1:${port}`,
+    origin,
     pings,
     get headers() {
       return counts.headers;

@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { errors, H2CClient } from '../ts/index.js';
 import { Cleanup } from './fixtures/cleanup.js';
+import { listen } from './fixtures/servers.js';
 
 const cleanup = new Cleanup();
 afterEach(() => cleanup.run());
@@ -17,22 +18,7 @@ afterEach(() => cleanup.run());
 async function h2cServer(onStream: (stream: ServerHttp2Stream, headers: IncomingHttpHeaders) => void, settings?: { maxConcurrentStreams: number }, path?: string): Promise<{ server: Http2Server; origin: string }> {
   const server = createServer(settings ? { settings } : {});
   server.on('stream', onStream);
-  const sockets = new Set<Socket>();
-  server.on('connection', (s: Socket) => {
-    sockets.add(s);
-    s.on('close', () => sockets.delete(s));
-  });
-  if (path) server.listen(path);
-  else server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  cleanup.defer(
-    () =>
-      new Promise<void>((resolve) => {
-        for (const s of sockets) s.destroy();
-        server.close(() => resolve());
-      }),
-  );
-  return { server, origin: path ? 'http://localhost' : `http://127.0.0.1:${(server.address() as AddressInfo).port}` };
+  return cleanup.add(await listen(server, path));
 }
 
 describe('H2CClient', () => {

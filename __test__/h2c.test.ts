@@ -1,34 +1,14 @@
 // HTTP/2 without TLS (`h2Options.useH2c`, prior knowledge) against node:http2's plain server, and
 // what happens when the server on the other end does not speak HTTP/2 at all.
 import { afterEach, describe, expect, it } from 'vitest';
-import { once } from 'node:events';
 import { createServer as createH2Server } from 'node:http2';
-import { createServer as createNetServer, type AddressInfo, type Server, type Socket } from 'node:net';
+import { createServer as createNetServer } from 'node:net';
 import { Client, errors } from '../ts/index.js';
 import { Cleanup } from './fixtures/h1.js';
+import { listen } from './fixtures/servers.js';
 
 const cleanup = new Cleanup();
 afterEach(() => cleanup.run());
-
-async function listen<T extends Server>(server: T): Promise<{ server: T; origin: string; close(): Promise<void> }> {
-  // Sockets (and the h2 sessions on them) are destroyed at close: the client may keep them open.
-  const sockets = new Set<Socket>();
-  server.on('connection', (s: Socket) => {
-    sockets.add(s);
-    s.on('close', () => sockets.delete(s));
-  });
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  return {
-    server,
-    origin: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    close: () =>
-      new Promise<void>((resolve) => {
-        for (const s of sockets) s.destroy();
-        server.close(() => resolve());
-      }),
-  };
-}
 
 describe('h2c (HTTP/2 by prior knowledge)', () => {
   it('speaks HTTP/2 to a plain http: origin when useH2c is set, under h2Options or at top level', async () => {
