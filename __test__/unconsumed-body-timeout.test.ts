@@ -46,6 +46,17 @@ function within<T>(promise: Promise<T>): Promise<T> {
   return Promise.race([promise, stall]).finally(() => clearTimeout(timer));
 }
 
+/**
+ * Resolves once a body left unread under `timeout`, on a client of its own, was let go (its
+ * connection closed, so the next request gets through): by then every deadline of `timeout` that
+ * began earlier has passed and been checked. A wait on an event rather than on the clock.
+ */
+async function timeoutElapsed(server: Running<Server>, timeout: number): Promise<void> {
+  const control = cleanup.track(new Client(server.origin, { unconsumedBodyTimeout: timeout }));
+  await control.request({ path: '/close', method: 'GET' });
+  await within(control.request({ path: '/small', method: 'GET' }));
+}
+
 describe('unconsumedBodyTimeout', () => {
   it('releases the connection of a body never read: the rest is drained and the connection reused', async () => {
     const server = await serve();
@@ -83,8 +94,8 @@ describe('unconsumedBodyTimeout', () => {
     const client = cleanup.track(new Client(server.origin, { unconsumedBodyTimeout: 20 }));
     const { body } = await client.request({ path: '/drain', method: 'GET' });
     body.pause();
-    // Well past the timeout, with the stream side in use (paused) but nothing read yet.
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    // Past the timeout, with the stream side in use (paused) but nothing read yet.
+    await timeoutElapsed(server, 20);
     let length = 0;
     body.on('data', (chunk: Buffer) => (length += chunk.length));
     body.resume();
@@ -106,8 +117,8 @@ describe('unconsumedBodyTimeout', () => {
     const server = await serve();
     const client = cleanup.track(new Client(server.origin, { unconsumedBodyTimeout: 0 }));
     const { body } = await client.request({ path: '/drain', method: 'GET' });
-    // A comparison point: the same wait releases the body under a 20 ms timeout (the test above).
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    // Until a body left unread under a 20 ms timeout was let go.
+    await timeoutElapsed(server, 20);
     expect((await body.text()).length).toBe(96 * 1024);
   });
 
