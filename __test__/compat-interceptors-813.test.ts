@@ -7,7 +7,7 @@ import { randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Agent, errors, interceptors, publishUndiciChannels } from '../ts/index.js';
 import type { Dispatcher } from '../ts/index.js';
-import { ContentDecodingError } from '../ts/native/decoder.js';
+import { ContentDecodingError } from '../ts/native/coding.js';
 import { httpServer } from './fixtures/servers.js';
 import { useCleanup } from './fixtures/cleanup.js';
 

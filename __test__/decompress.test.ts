@@ -6,7 +6,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Client, errors, interceptors } from '../ts/index.js';
 import type { Dispatcher, DispatchController, DispatchHandler, IncomingHeaders } from '../ts/index.js';
-import { ContentDecodingError } from '../ts/native/decoder.js';
+import { ContentDecodingError } from '../ts/native/coding.js';
 import { binding } from '../ts/native/binding.js';
 import { fetch } from '../ts/index.js';
 import { BodyProgress, httpServer, pumpBackpressured, rawServer, serverStaysBlocked, type Running } from './fixtures/servers.js';

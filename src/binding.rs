@@ -73,14 +73,25 @@ impl NativeEngine {
     /// event loop instead of a thread of its own, where supported (see `driver` / `fallback` for
     /// what was made).
     #[napi(constructor, catch_unwind)]
-    pub fn new(env: Env, on_events: Function<'_>, workers: Option<u32>, inline: Option<bool>) -> Result<Self> {
+    pub fn new(
+        env: Env,
+        on_events: Function<'_>,
+        workers: Option<u32>,
+        inline: Option<bool>,
+    ) -> Result<Self> {
         let queue = Queue::new(env.raw(), on_events.raw())?;
         let mut fallback = None;
         if inline == Some(true) {
             #[cfg(target_os = "linux")]
             match crate::inline::InlineLoop::start(env.raw(), &queue, on_events.raw()) {
                 Ok((engine, driver)) => {
-                    return Ok(NativeEngine { engine, queue, next_pool: 1, inline: Some(driver), fallback });
+                    return Ok(NativeEngine {
+                        engine,
+                        queue,
+                        next_pool: 1,
+                        inline: Some(driver),
+                        fallback,
+                    });
                 }
                 Err(why) => fallback = Some(why),
             }
@@ -129,19 +140,28 @@ impl NativeEngine {
 
     #[napi(catch_unwind)]
     pub fn create_pool(&mut self, cfg: PoolConfig) -> Result<NativePool> {
-        let tls = cfg.tls.map(|t| crate::tls_config::connector(&self.engine, t, &cfg.host)).transpose()?;
+        let tls = cfg
+            .tls
+            .map(|t| crate::tls_config::connector(&self.engine, t, &cfg.host))
+            .transpose()?;
         let target = match cfg.socket_path {
             #[cfg(unix)]
             Some(path) => Target::Unix { path },
             #[cfg(not(unix))]
-            Some(_) => return Err(Error::from_reason("socketPath is not supported on this platform yet")),
+            Some(_) => {
+                return Err(Error::from_reason("socketPath is not supported on this platform yet"))
+            }
             None => {
-                let port = u16::try_from(cfg.port).map_err(|_| Error::from_reason("invalid port"))?;
+                let port =
+                    u16::try_from(cfg.port).map_err(|_| Error::from_reason("invalid port"))?;
                 Target::Tcp { host: cfg.host, port }
             }
         };
         let cap = match cfg.cap {
-            Some(id) => Some(crate::conn_cap::lookup(id).ok_or_else(|| Error::from_reason("unknown connection cap"))?),
+            Some(id) => Some(
+                crate::conn_cap::lookup(id)
+                    .ok_or_else(|| Error::from_reason("unknown connection cap"))?,
+            ),
             None => None,
         };
         let opts = PoolOptions {
@@ -153,18 +173,28 @@ impl NativeEngine {
             connect_timeout: ms(cfg.connect_timeout),
             keep_alive_timeout: Duration::from_millis(cfg.keep_alive_timeout as u64),
             keep_alive_max_timeout: Duration::from_millis(cfg.keep_alive_max_timeout as u64),
-            keep_alive_timeout_threshold: Duration::from_millis(cfg.keep_alive_timeout_threshold as u64),
+            keep_alive_timeout_threshold: Duration::from_millis(
+                cfg.keep_alive_timeout_threshold as u64,
+            ),
             max_header_size: cfg.max_header_size as usize,
-            max_response_size: (cfg.max_response_size >= 0.0).then_some(cfg.max_response_size as u64),
+            max_response_size: (cfg.max_response_size >= 0.0)
+                .then_some(cfg.max_response_size as u64),
             max_requests_per_connection: cfg.max_requests_per_client as u64,
             bridged: cfg.bridged.unwrap_or(false),
-            tcp_keep_alive: cfg.tcp_keep_alive.filter(|ms| *ms >= 0).map(|ms| Duration::from_millis(ms as u64)),
+            tcp_keep_alive: cfg
+                .tcp_keep_alive
+                .filter(|ms| *ms >= 0)
+                .map(|ms| Duration::from_millis(ms as u64)),
             h2: {
                 let d = H2Options::default();
                 H2Options {
-                    max_concurrent_streams: cfg.max_concurrent_streams.unwrap_or(d.max_concurrent_streams),
+                    max_concurrent_streams: cfg
+                        .max_concurrent_streams
+                        .unwrap_or(d.max_concurrent_streams),
                     initial_window_size: cfg.initial_window_size.unwrap_or(d.initial_window_size),
-                    connection_window_size: cfg.connection_window_size.unwrap_or(d.connection_window_size),
+                    connection_window_size: cfg
+                        .connection_window_size
+                        .unwrap_or(d.connection_window_size),
                     ping_interval: cfg.ping_interval.and_then(ms),
                     prior_knowledge: cfg.h2c.unwrap_or(false),
                     probe_protocol: cfg.protocol_probe.unwrap_or(false),
@@ -241,7 +271,8 @@ impl NativeEngine {
     /// The `connect` function failed for BRIDGE_OPEN `id`; `code` is an engine error code.
     #[napi(catch_unwind)]
     pub fn bridge_fail(&self, id: u32, code: u32, errno: String, message: String) -> bool {
-        let code = u16::try_from(code).ok().and_then(ErrorCode::from_u16).unwrap_or(ErrorCode::Connect);
+        let code =
+            u16::try_from(code).ok().and_then(ErrorCode::from_u16).unwrap_or(ErrorCode::Connect);
         self.engine.bridge_fail(id, code, errno, message)
     }
 
@@ -309,10 +340,13 @@ pub fn known_header_names() -> Vec<&'static str> {
 /// The engine's boundary codes (event kinds, error codes, request flags) by group and name, so a
 /// test can check the TypeScript constants against the one definition.
 #[napi(catch_unwind)]
-pub fn boundary_codes() -> std::collections::HashMap<String, std::collections::HashMap<String, u32>> {
+pub fn boundary_codes() -> std::collections::HashMap<String, std::collections::HashMap<String, u32>>
+{
     ferro_engine::boundary_codes()
         .into_iter()
-        .map(|(group, table)| (group.to_string(), table.iter().map(|(name, n)| (name.to_string(), *n)).collect()))
+        .map(|(group, table)| {
+            (group.to_string(), table.iter().map(|(name, n)| (name.to_string(), *n)).collect())
+        })
         .collect()
 }
 
@@ -352,9 +386,22 @@ impl NativePool {
         body_length: f64,
     ) -> bool {
         let body = body.map(|b| b.to_vec());
-        let stream_length = if body_length >= 0.0 { StreamLength::Known(body_length as u64) } else { StreamLength::Chunked };
+        let stream_length = if body_length >= 0.0 {
+            StreamLength::Known(body_length as u64)
+        } else {
+            StreamLength::Chunked
+        };
         self.pool
-            .dispatch(id, head, body, flags, stream_length, ms(headers_timeout), ms(body_timeout), false)
+            .dispatch(
+                id,
+                head,
+                body,
+                flags,
+                stream_length,
+                ms(headers_timeout),
+                ms(body_timeout),
+                false,
+            )
             .is_ok()
     }
 
@@ -369,7 +416,11 @@ impl NativePool {
     #[napi(catch_unwind)]
     pub fn stats(&self) -> NativePoolStats {
         let s = self.pool.stats();
-        NativePoolStats { connected: s.connected as u32, free: s.free as u32, queued: s.queued as u32 }
+        NativePoolStats {
+            connected: s.connected as u32,
+            free: s.free as u32,
+            queued: s.queued as u32,
+        }
     }
 
     /// Its queued requests wait for a slot of its Agent's maxGlobalConnections.

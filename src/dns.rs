@@ -18,14 +18,21 @@ pub struct NativeResolver {
 
 /// Appends one result: `id: u32 LE, ok: u8`, then for ok `count: u16 LE` and per address
 /// `family: u8 (4|6), len: u8, text`; otherwise `code_len: u8, code, message_len: u16 LE, message`.
-fn pack(out: &mut Vec<u8>, id: u32, result: &std::result::Result<Vec<IpAddr>, LookupError>, family: u32) {
+fn pack(
+    out: &mut Vec<u8>,
+    id: u32,
+    result: &std::result::Result<Vec<IpAddr>, LookupError>,
+    family: u32,
+) {
     out.extend_from_slice(&id.to_le_bytes());
     match result {
         Ok(addrs) => {
             out.push(1);
             let keep: Vec<&IpAddr> = addrs
                 .iter()
-                .filter(|a| family == 0 || (family == 4 && a.is_ipv4()) || (family == 6 && a.is_ipv6()))
+                .filter(|a| {
+                    family == 0 || (family == 4 && a.is_ipv4()) || (family == 6 && a.is_ipv6())
+                })
                 .take(u16::MAX as usize)
                 .collect();
             out.extend_from_slice(&(keep.len() as u16).to_le_bytes());

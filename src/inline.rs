@@ -23,9 +23,18 @@ type UvLoop = sys::uv_loop_s;
 extern "C" {
     fn uv_handle_size(kind: i32) -> usize;
     fn uv_poll_init(lp: *mut UvLoop, h: *mut UvHandle, fd: i32) -> i32;
-    fn uv_poll_start(h: *mut UvHandle, events: i32, cb: unsafe extern "C" fn(*mut UvHandle, i32, i32)) -> i32;
+    fn uv_poll_start(
+        h: *mut UvHandle,
+        events: i32,
+        cb: unsafe extern "C" fn(*mut UvHandle, i32, i32),
+    ) -> i32;
     fn uv_timer_init(lp: *mut UvLoop, h: *mut UvHandle) -> i32;
-    fn uv_timer_start(h: *mut UvHandle, cb: unsafe extern "C" fn(*mut UvHandle), timeout: u64, repeat: u64) -> i32;
+    fn uv_timer_start(
+        h: *mut UvHandle,
+        cb: unsafe extern "C" fn(*mut UvHandle),
+        timeout: u64,
+        repeat: u64,
+    ) -> i32;
     fn uv_timer_stop(h: *mut UvHandle) -> i32;
     fn uv_ref(h: *mut UvHandle);
     fn uv_unref(h: *mut UvHandle);
@@ -83,7 +92,8 @@ fn epoll_fds() -> HashSet<i32> {
     dir.filter_map(|e| {
         let e = e.ok()?;
         let target = std::fs::read_link(e.path()).ok()?;
-        (target.as_os_str() == "anon_inode:[eventpoll]").then(|| e.file_name().to_str()?.parse().ok())?
+        (target.as_os_str() == "anon_inode:[eventpoll]")
+            .then(|| e.file_name().to_str()?.parse().ok())?
     })
     .collect()
 }
@@ -124,7 +134,9 @@ fn build_engine(sink: Arc<dyn EventSink>) -> Result<(Engine, i32), String> {
     let engine = Engine::new_inline(sink).map_err(|e| format!("cannot build the runtime: {e}"))?;
     let inline = engine.inline().expect("inline engine");
     let fresh: HashSet<i32> = epoll_fds().difference(&before).copied().collect();
-    let fd = verify(inline, &fresh).ok_or_else(|| format!("the runtime's epoll descriptor was not found ({} candidates)", fresh.len()))?;
+    let fd = verify(inline, &fresh).ok_or_else(|| {
+        format!("the runtime's epoll descriptor was not found ({} candidates)", fresh.len())
+    })?;
     Ok((engine, fd))
 }
 
@@ -165,20 +177,39 @@ unsafe fn state_of<'a>(h: *mut UvHandle) -> &'a State {
 
 impl InlineLoop {
     /// An inline engine and its driver, or why not (the caller falls back to a threaded engine).
-    pub fn start(env: sys::napi_env, queue: &Arc<Queue>, callback: sys::napi_value) -> Result<(Arc<Engine>, InlineLoop), String> {
+    pub fn start(
+        env: sys::napi_env,
+        queue: &Arc<Queue>,
+        callback: sys::napi_value,
+    ) -> Result<(Arc<Engine>, InlineLoop), String> {
         let (engine, fd) = build_engine(queue.clone())?;
         let engine = Arc::new(engine);
 
-        let (mut lp, mut callback_ref, mut name, mut async_ctx) = (ptr::null_mut(), ptr::null_mut(), ptr::null_mut(), ptr::null_mut());
+        let (mut lp, mut callback_ref, mut name, mut async_ctx) =
+            (ptr::null_mut(), ptr::null_mut(), ptr::null_mut(), ptr::null_mut());
         let label = "ferro.events";
         // SAFETY: `start` runs on the JS thread inside a call from JS, so `env` is live and
         // `callback` is a value of its current handle scope; each out-pointer is a local, and
         // `label` outlives the call that copies it.
         unsafe {
             ok(sys::napi_get_uv_event_loop(env, &mut lp), "napi_get_uv_event_loop")?;
-            ok(sys::napi_create_reference(env, callback, 1, &mut callback_ref), "napi_create_reference")?;
-            ok(sys::napi_create_string_utf8(env, label.as_ptr().cast(), label.len() as isize, &mut name), "napi_create_string_utf8")?;
-            ok(sys::napi_async_init(env, ptr::null_mut(), name, &mut async_ctx), "napi_async_init")?;
+            ok(
+                sys::napi_create_reference(env, callback, 1, &mut callback_ref),
+                "napi_create_reference",
+            )?;
+            ok(
+                sys::napi_create_string_utf8(
+                    env,
+                    label.as_ptr().cast(),
+                    label.len() as isize,
+                    &mut name,
+                ),
+                "napi_create_string_utf8",
+            )?;
+            ok(
+                sys::napi_async_init(env, ptr::null_mut(), name, &mut async_ctx),
+                "napi_async_init",
+            )?;
         }
         if lp.is_null() {
             return Err("napi_get_uv_event_loop gave no loop".into());
@@ -216,7 +247,8 @@ impl InlineLoop {
         // Each handle holds one strong count, released by its close callback.
         // SAFETY: `lp` is this environment's live loop and we are on its thread; both handles are
         // zeroed allocations of their kind's size, not yet known to libuv.
-        let (poll_init, timer_init) = unsafe { (uv_poll_init(lp, poll_h, fd), uv_timer_init(lp, timer_h)) };
+        let (poll_init, timer_init) =
+            unsafe { (uv_poll_init(lp, poll_h, fd), uv_timer_init(lp, timer_h)) };
         if poll_init != 0 || timer_init != 0 {
             // SAFETY: an init that failed left its handle unknown to libuv; one that succeeded
             // holds no state pointer yet, so it is closed with a callback that only frees it.
@@ -248,14 +280,18 @@ impl InlineLoop {
         };
         if started != 0 {
             close(&state);
-            return Err(format!("uv_poll_start failed on the runtime's epoll descriptor ({started})"));
+            return Err(format!(
+                "uv_poll_start failed on the runtime's epoll descriptor ({started})"
+            ));
         }
         let mut cleanup = ptr::null_mut();
         let arg = Rc::as_ptr(&state) as *mut c_void;
         // SAFETY: `env` is live (see above); `arg` points to the State, which lives until both
         // handles are closed, and the hook is removed in `closed` once they are, or runs first.
         // Without the hook (a failed status) the engine is only closed by JS, as before.
-        if unsafe { sys::napi_add_async_cleanup_hook(env, Some(on_env_cleanup), arg, &mut cleanup) } == sys::Status::napi_ok {
+        if unsafe { sys::napi_add_async_cleanup_hook(env, Some(on_env_cleanup), arg, &mut cleanup) }
+            == sys::Status::napi_ok
+        {
             state.cleanup.set(cleanup);
         }
         queue.set_inline();
@@ -371,7 +407,11 @@ fn arm(s: &State, more: bool) {
             // +1 ms: libuv counts whole milliseconds from a cached loop time and tokio rounds
             // deadlines up to its next millisecond; firing early only costs an empty tick.
             Some(at) => {
-                let ms = if more { 0 } else { at.saturating_duration_since(now).as_micros().div_ceil(1000) as u64 + 1 };
+                let ms = if more {
+                    0
+                } else {
+                    at.saturating_duration_since(now).as_micros().div_ceil(1000) as u64 + 1
+                };
                 uv_timer_start(s.timer, on_timer, ms, 0);
             }
             None => {
@@ -395,23 +435,32 @@ fn deliver(s: &State) {
     // SAFETY: inside the scope just opened; `s.callback` is a strong reference made in `start`
     // and deleted never, so it still holds the function; every out-pointer is a local.
     unsafe {
-        let (mut cb, mut global, mut undefined) = (ptr::null_mut(), ptr::null_mut(), ptr::null_mut());
+        let (mut cb, mut global, mut undefined) =
+            (ptr::null_mut(), ptr::null_mut(), ptr::null_mut());
         let got = sys::napi_get_reference_value(env, s.callback, &mut cb) == sys::Status::napi_ok
             && sys::napi_get_global(env, &mut global) == sys::Status::napi_ok
             && sys::napi_get_undefined(env, &mut undefined) == sys::Status::napi_ok
             && !cb.is_null();
         if got {
             s.queue.deliver(env, |batch, blobs| {
-            let mut result = ptr::null_mut();
-            let args = [batch, blobs.unwrap_or(undefined)];
-            let argc = if blobs.is_some() { 2 } else { 1 };
-            let status = sys::napi_make_callback(env, s.async_ctx, global, cb, argc, args.as_ptr(), &mut result);
-            if status == sys::Status::napi_pending_exception {
-                // Nothing up the stack can catch it: report it as Node reports uncaught errors.
-                let mut err = ptr::null_mut();
-                sys::napi_get_and_clear_last_exception(env, &mut err);
-                sys::napi_fatal_exception(env, err);
-            }
+                let mut result = ptr::null_mut();
+                let args = [batch, blobs.unwrap_or(undefined)];
+                let argc = if blobs.is_some() { 2 } else { 1 };
+                let status = sys::napi_make_callback(
+                    env,
+                    s.async_ctx,
+                    global,
+                    cb,
+                    argc,
+                    args.as_ptr(),
+                    &mut result,
+                );
+                if status == sys::Status::napi_pending_exception {
+                    // Nothing up the stack can catch it: report it as Node reports uncaught errors.
+                    let mut err = ptr::null_mut();
+                    sys::napi_get_and_clear_last_exception(env, &mut err);
+                    sys::napi_fatal_exception(env, err);
+                }
             });
         }
         sys::napi_close_handle_scope(env, scope);
@@ -490,7 +539,8 @@ mod tests {
         let (engine, fd) = build_engine(Arc::new(NoSink)).unwrap_or_else(|e| {
             panic!("the inline driver cannot find tokio's reactor descriptor on this tokio version: {e}")
         });
-        let target = std::fs::read_link(format!("/proc/self/fd/{fd}")).expect("the descriptor is open");
+        let target =
+            std::fs::read_link(format!("/proc/self/fd/{fd}")).expect("the descriptor is open");
         assert_eq!(target.as_os_str(), "anon_inode:[eventpoll]");
         let inline = engine.inline().expect("inline engine");
         inline.tick();
@@ -500,6 +550,9 @@ mod tests {
         inline.tick();
         assert!(!readable(fd), "quiet again after the next tick");
         drop(engine);
-        assert!(!epoll_fds().contains(&fd), "the descriptor is the runtime's: it closes with the engine");
+        assert!(
+            !epoll_fds().contains(&fd),
+            "the descriptor is the runtime's: it closes with the engine"
+        );
     }
 }

@@ -7,7 +7,7 @@
 
 mod binding;
 mod conn_cap;
-mod decoder;
+mod coding;
 mod dns;
 #[cfg(target_os = "linux")]
 mod inline;

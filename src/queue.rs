@@ -78,8 +78,17 @@ impl Queue {
             // means Node is finalizing the function and no JS will take the queue anyway.
             // SAFETY: callable from any thread; `t` is still ours: it is taken out of `tsfn`
             // under this lock before it is released (`close`) or finalized (`finalize`).
-            let status = unsafe { sys::napi_call_threadsafe_function(t.0, ptr::null_mut(), sys::ThreadsafeFunctionCallMode::nonblocking) };
-            debug_assert!(status == sys::Status::napi_ok || status == sys::Status::napi_closing, "napi_call_threadsafe_function: {status}");
+            let status = unsafe {
+                sys::napi_call_threadsafe_function(
+                    t.0,
+                    ptr::null_mut(),
+                    sys::ThreadsafeFunctionCallMode::nonblocking,
+                )
+            };
+            debug_assert!(
+                status == sys::Status::napi_ok || status == sys::Status::napi_closing,
+                "napi_call_threadsafe_function: {status}"
+            );
         }
     }
 
@@ -113,7 +122,11 @@ impl Queue {
     ///
     /// # Safety
     /// On the JS thread, inside a handle scope of `env`.
-    pub unsafe fn deliver(&self, env: sys::napi_env, mut call: impl FnMut(sys::napi_value, Option<sys::napi_value>)) {
+    pub unsafe fn deliver(
+        &self,
+        env: sys::napi_env,
+        mut call: impl FnMut(sys::napi_value, Option<sys::napi_value>),
+    ) {
         // Swap in the spare batch, so engine threads append to it while this one is copied.
         let (mut batch, blocked) = {
             let mut g = self.inner.lock();
@@ -133,8 +146,17 @@ impl Queue {
             let mut out = ptr::null_mut();
             // SAFETY: on the JS thread inside a handle scope (this function's contract); `piece`
             // is borrowed for the call, which copies it, and `out` is a local.
-            let status = unsafe { sys::napi_create_buffer_copy(env, piece.len(), piece.as_ptr().cast(), ptr::null_mut(), &mut out) };
-            let own = &batch.own()[next_own.min(batch.own().len())..(next_own + owns).min(batch.own().len())];
+            let status = unsafe {
+                sys::napi_create_buffer_copy(
+                    env,
+                    piece.len(),
+                    piece.as_ptr().cast(),
+                    ptr::null_mut(),
+                    &mut out,
+                )
+            };
+            let own = &batch.own()
+                [next_own.min(batch.own().len())..(next_own + owns).min(batch.own().len())];
             // SAFETY: as above (own_buffers has this function's contract).
             let blobs = if own.is_empty() { None } else { unsafe { own_buffers(env, own) } };
             at = end;
@@ -153,12 +175,27 @@ impl Queue {
     /// Creates the queue and its threadsafe function around `callback` (called with one Buffer).
     /// The function starts unref'd: it keeps the process alive only while requests are in flight.
     pub fn new(env: sys::napi_env, callback: sys::napi_value) -> napi::Result<Arc<Queue>> {
-        let queue = Arc::new(Queue { inner: Mutex::new(Inner { buf: Batch::with_capacity(BATCH_CAPACITY), spare: Batch::with_capacity(BATCH_CAPACITY), tsfn: None, blocked: Vec::new() }), inline: AtomicBool::new(false) });
+        let queue = Arc::new(Queue {
+            inner: Mutex::new(Inner {
+                buf: Batch::with_capacity(BATCH_CAPACITY),
+                spare: Batch::with_capacity(BATCH_CAPACITY),
+                tsfn: None,
+                blocked: Vec::new(),
+            }),
+            inline: AtomicBool::new(false),
+        });
         let mut name = ptr::null_mut();
         let label = "ferro.events";
         // SAFETY: called from a JS call on the JS thread, so `env` is live; `label` outlives the
         // call that copies it and `name` is a local.
-        check(unsafe { sys::napi_create_string_utf8(env, label.as_ptr().cast(), label.len() as isize, &mut name) })?;
+        check(unsafe {
+            sys::napi_create_string_utf8(
+                env,
+                label.as_ptr().cast(),
+                label.len() as isize,
+                &mut name,
+            )
+        })?;
         let ctx = Arc::into_raw(queue.clone()) as *mut c_void;
         let mut tsfn = ptr::null_mut();
         // SAFETY: `env` is live and `callback` a value of the current call's scope. `ctx` carries
@@ -213,7 +250,12 @@ impl Queue {
             // SAFETY: taken out of `tsfn` under the lock, so released exactly once and never
             // called again. Its one failure (napi_invalid_arg: already finalized) is ruled out
             // because `finalize` clears `tsfn` before Node frees the function.
-            let status = unsafe { sys::napi_release_threadsafe_function(t.0, sys::ThreadsafeFunctionReleaseMode::release) };
+            let status = unsafe {
+                sys::napi_release_threadsafe_function(
+                    t.0,
+                    sys::ThreadsafeFunctionReleaseMode::release,
+                )
+            };
             debug_assert_eq!(status, sys::Status::napi_ok, "napi_release_threadsafe_function");
         }
     }
@@ -225,7 +267,9 @@ impl Queue {
 fn plan_piece(batch: &[u8], at: usize) -> (usize, usize) {
     let (mut end, mut owns) = (at, 0);
     while end + 9 <= batch.len() {
-        let len = u32::from_le_bytes([batch[end + 5], batch[end + 6], batch[end + 7], batch[end + 8]]) as usize;
+        let len =
+            u32::from_le_bytes([batch[end + 5], batch[end + 6], batch[end + 7], batch[end + 8]])
+                as usize;
         let next = (end + 9 + len).min(batch.len());
         if end > at && next - at > PIECE {
             break;
@@ -242,10 +286,15 @@ fn plan_piece(batch: &[u8], at: usize) -> (usize, usize) {
 ///
 /// # Safety
 /// On the JS thread, inside a handle scope of `env`.
-unsafe fn own_buffers<B: std::ops::Deref<Target = [u8]>>(env: sys::napi_env, own: &[B]) -> Option<sys::napi_value> {
+unsafe fn own_buffers<B: std::ops::Deref<Target = [u8]>>(
+    env: sys::napi_env,
+    own: &[B],
+) -> Option<sys::napi_value> {
     let mut arr = ptr::null_mut();
     // SAFETY: per the contract; `arr` is a local.
-    if unsafe { sys::napi_create_array_with_length(env, own.len(), &mut arr) } != sys::Status::napi_ok {
+    if unsafe { sys::napi_create_array_with_length(env, own.len(), &mut arr) }
+        != sys::Status::napi_ok
+    {
         return None;
     }
     for (i, bytes) in own.iter().enumerate() {
@@ -253,7 +302,13 @@ unsafe fn own_buffers<B: std::ops::Deref<Target = [u8]>>(env: sys::napi_env, own
         // SAFETY: per the contract; `bytes` is borrowed for the call, which copies it, and `arr`
         // is the array made above in the same scope.
         unsafe {
-            if sys::napi_create_buffer_copy(env, bytes.len(), bytes.as_ptr().cast(), ptr::null_mut(), &mut buf) != sys::Status::napi_ok
+            if sys::napi_create_buffer_copy(
+                env,
+                bytes.len(),
+                bytes.as_ptr().cast(),
+                ptr::null_mut(),
+                &mut buf,
+            ) != sys::Status::napi_ok
                 || sys::napi_set_element(env, arr, i as u32, buf) != sys::Status::napi_ok
             {
                 return None;
@@ -271,7 +326,12 @@ fn check(status: sys::napi_status) -> napi::Result<()> {
     }
 }
 
-unsafe extern "C" fn call_js(env: sys::napi_env, js_cb: sys::napi_value, ctx: *mut c_void, _data: *mut c_void) {
+unsafe extern "C" fn call_js(
+    env: sys::napi_env,
+    js_cb: sys::napi_value,
+    ctx: *mut c_void,
+    _data: *mut c_void,
+) {
     if env.is_null() || js_cb.is_null() {
         return; // environment tearing down
     }
@@ -327,7 +387,9 @@ mod tests {
     fn small_batches_go_whole_and_large_ones_split_at_event_boundaries() {
         let small: Vec<u8> = (0..10).flat_map(|_| event(1, 100)).collect();
         assert_eq!(pieces(&small), vec![(small.len(), 0)]);
-        let big = [event(2, 65536), event(3, 2), event(2, 65536), event(2, 30_000), event(2, 30_000)].concat();
+        let big =
+            [event(2, 65536), event(3, 2), event(2, 65536), event(2, 30_000), event(2, 30_000)]
+                .concat();
         assert_eq!(pieces(&big), vec![(65545 + 11, 0), (65545 + 30_009, 0), (30_009, 0)]);
     }
 
@@ -337,7 +399,8 @@ mod tests {
         let batch: Vec<u8> = (0..3).flat_map(|_| response.clone()).collect();
         assert_eq!(pieces(&batch), vec![(batch.len(), 3)]);
         // Split by their packed bytes alone: 40 heads of 4 KB make two pieces, 40 payloads in all.
-        let many: Vec<u8> = (0..40).flat_map(|_| [event(1, 4000), event(events::DATA_OWN, 0)].concat()).collect();
+        let many: Vec<u8> =
+            (0..40).flat_map(|_| [event(1, 4000), event(events::DATA_OWN, 0)].concat()).collect();
         let split = pieces(&many);
         assert_eq!(split.len(), 2);
         assert_eq!(split[0].1 + split[1].1, 40);

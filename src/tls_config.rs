@@ -33,7 +33,8 @@ fn invalid(msg: impl std::fmt::Display) -> Error {
 
 pub fn connector(engine: &Engine, cfg: TlsConfig, host: &str) -> Result<TlsConnector> {
     let (min_version, max_version) =
-        TlsVersion::range(cfg.min_version.as_deref(), cfg.max_version.as_deref()).map_err(invalid)?;
+        TlsVersion::range(cfg.min_version.as_deref(), cfg.max_version.as_deref())
+            .map_err(invalid)?;
     let mut opts = TlsOptions {
         ca: cfg.ca.unwrap_or_default(),
         roots: cfg.roots.unwrap_or_default(),
@@ -59,6 +60,11 @@ pub fn connector(engine: &Engine, cfg: TlsConfig, host: &str) -> Result<TlsConne
 /// RSA key under 2048 bits, P-521, Ed448 and DSA keys). JS then asks Node's TLS (tls-options.ts).
 #[napi]
 pub fn check_client_cert(cert: String, key: String) -> Result<()> {
-    let opts = TlsOptions { cert: Some(cert), key: Some(key), reject_unauthorized: false, ..TlsOptions::default() };
+    let opts = TlsOptions {
+        cert: Some(cert),
+        key: Some(key),
+        reject_unauthorized: false,
+        ..TlsOptions::default()
+    };
     tls::build_config(&opts).map(drop).map_err(invalid)
 }

@@ -65,7 +65,10 @@ impl Sink for Packer<'_> {
 /// ones move out whole, without a copy.
 const COPY_MAX: usize = 16 * 1024;
 
-fn hand_over<'env>(env: &'env Env, v: &mut Vec<u8>) -> Result<Option<Either<BufferSlice<'env>, Buffer>>> {
+fn hand_over<'env>(
+    env: &'env Env,
+    v: &mut Vec<u8>,
+) -> Result<Option<Either<BufferSlice<'env>, Buffer>>> {
     if v.is_empty() {
         return Ok(None);
     }
@@ -88,7 +91,10 @@ pub struct WebSocketLimits {
 #[allow(dead_code)]
 #[napi(catch_unwind)]
 pub fn websocket_default_limits() -> WebSocketLimits {
-    WebSocketLimits { max_payload_size: ws::DEFAULT_MAX_MESSAGE as f64, max_fragments: ws::DEFAULT_MAX_FRAGMENTS as f64 }
+    WebSocketLimits {
+        max_payload_size: ws::DEFAULT_MAX_MESSAGE as f64,
+        max_fragments: ws::DEFAULT_MAX_FRAGMENTS as f64,
+    }
 }
 
 /// A limit from JS: 0 turns it off (as undici's options do).
@@ -125,7 +131,8 @@ impl NativeWebSocket {
     #[napi(constructor, catch_unwind)]
     pub fn new(extensions: String, max_payload_size: f64, max_fragments: f64) -> Result<Self> {
         let deflate = ws::parse_extensions(&extensions).map_err(Error::from_reason)?;
-        let codec = Codec::new(limit(max_payload_size), deflate).with_max_fragments(limit(max_fragments));
+        let codec =
+            Codec::new(limit(max_payload_size), deflate).with_max_fragments(limit(max_fragments));
         Ok(NativeWebSocket { codec, out: Vec::new(), events: Vec::new() })
     }
 
@@ -133,7 +140,11 @@ impl NativeWebSocket {
     /// the codec queued frames of its own (see `takeFrames`); a STOP event, that it took only part
     /// of `chunk`.
     #[napi(catch_unwind)]
-    pub fn feed<'env>(&mut self, env: &'env Env, chunk: BufferSlice<'_>) -> Result<Option<Either<BufferSlice<'env>, Buffer>>> {
+    pub fn feed<'env>(
+        &mut self,
+        env: &'env Env,
+        chunk: BufferSlice<'_>,
+    ) -> Result<Option<Either<BufferSlice<'env>, Buffer>>> {
         let mut sink = Packer { events: &mut self.events, out: &mut self.out };
         let took = self.codec.feed(&chunk, &mut sink);
         if took < chunk.len() {
@@ -169,7 +180,10 @@ impl NativeWebSocket {
 
     /// Every frame queued since the last call, in order, as one buffer; null when none.
     #[napi(catch_unwind)]
-    pub fn take_frames<'env>(&mut self, env: &'env Env) -> Result<Option<Either<BufferSlice<'env>, Buffer>>> {
+    pub fn take_frames<'env>(
+        &mut self,
+        env: &'env Env,
+    ) -> Result<Option<Either<BufferSlice<'env>, Buffer>>> {
         hand_over(env, &mut self.out)
     }
 

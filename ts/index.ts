@@ -69,7 +69,7 @@ export { MessageEvent, CloseEvent, ErrorEvent } from './websocket/events.js';
 export { WebSocketStream, WebSocketError, type WebSocketStreamOptions, type WebSocketCloseInfo, type WebSocketOpenInfo } from './websocket/stream.js';
 export type { WebSocketOptions } from './websocket/limits.js';
 export type * from './interceptor/index.js';
-export { ContentDecodingError } from './native/decoder.js';
+export { ContentDecodingError } from './native/coding.js';
 export { ProxyAgent, type ProxyAgentOptions } from './proxy/proxy-agent.js';
 export { EnvHttpProxyAgent, type EnvHttpProxyAgentOptions } from './proxy/env-http-proxy-agent.js';
 export { Socks5ProxyAgent, type Socks5ProxyAgentOptions } from './proxy/socks5-proxy-agent.js';

@@ -1,8 +1,8 @@
-// Content-Encoding decoding for fetch responses: the engine's decoders (ts/native/decoder.ts, the
+// Content-Encoding decoding for fetch responses: the engine's decoders (ts/native/coding.ts, the
 // same ones the decompress interceptor uses) as one streaming Transform. fetch decodes above the
 // dispatcher (the dispatcher hands over the bytes as sent).
 import { Transform, type TransformCallback } from 'node:stream';
-import { createContentDecoder, type ContentDecoder } from '../native/decoder.js';
+import { createContentDecoder, type ContentDecoder } from '../native/coding.js';
 
 /** Pushes decoded bytes only as fast as the reader takes them (a small input can inflate a lot). */
 class EngineDecodeStream extends Transform {

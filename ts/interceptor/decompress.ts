@@ -1,5 +1,5 @@
 // interceptors.decompress: undoes the response's content-encoding with the engine's decoders
-// (ts/native/decoder.ts), streaming: each compressed chunk goes through one synchronous call and
+// (ts/native/coding.ts), streaming: each compressed chunk goes through one synchronous call and
 // its decoded bytes reach the handler at once, 64 KiB at a time, so pause() holds both the
 // decoded output and the socket back.
 import type { Duplex } from 'node:stream';
@@ -7,7 +7,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import { InvalidArgumentError } from '../core/errors.js';
 import { toControllerHandler } from '../handler/legacy-handler.js';
 import { unconsumedBodyTimeoutOf } from '../handler/controller.js';
-import { createContentDecoder, type ContentDecoder } from '../native/decoder.js';
+import { createContentDecoder, type ContentDecoder } from '../native/coding.js';
 import type {
   DispatchController,
   DispatchFn,

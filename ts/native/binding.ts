@@ -118,7 +118,7 @@ export interface NativeEngine {
   tick(): void;
 }
 
-/** One body's content decoder (src/decoder.rs); each call returns at most 64 KiB, null: none ready. */
+/** One body's content decoder (src/coding.rs); each call returns at most 64 KiB, null: none ready. */
 export interface NativeDecoder {
   /** Adds compressed bytes; `readInto` decodes them. */
   push(chunk: Buffer): void;

@@ -1,6 +1,6 @@
 // Writes the seed corpora of the ws_frames, decode_body and h2_session fuzz targets (seeds/<target>/).
 // Run from anywhere: `node crates/engine/fuzz/make-seeds.mjs` (needs the `zstd` command).
-// Input layouts are documented at `check_codec` (ws/check.rs), `check_decoder` (decode/check.rs)
+// Input layouts are documented at `check_codec` (ws/check.rs), `check_decoder` (coding/check.rs)
 // and `check_session` (h2/check.rs).
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';

@@ -52,7 +52,10 @@ impl std::fmt::Debug for ConnCap {
 
 impl ConnCap {
     pub fn new(limit: usize) -> Arc<ConnCap> {
-        Arc::new(ConnCap { limit, state: Mutex::new(CapState { open: 0, waiting: VecDeque::new(), pools: Vec::new() }) })
+        Arc::new(ConnCap {
+            limit,
+            state: Mutex::new(CapState { open: 0, waiting: VecDeque::new(), pools: Vec::new() }),
+        })
     }
 
     pub fn limit(&self) -> usize {
@@ -150,7 +153,11 @@ impl ConnCap {
             if st.open < self.limit || !st.waiting.iter().any(|p| same(p, pool)) {
                 return;
             }
-            st.pools.iter().filter(|(p, _)| !same(p, pool)).filter_map(|(p, _)| p.upgrade()).collect()
+            st.pools
+                .iter()
+                .filter(|(p, _)| !same(p, pool))
+                .filter_map(|(p, _)| p.upgrade())
+                .collect()
         };
         for p in others {
             if p.close_idle() {

@@ -1,11 +1,11 @@
 //! Unit tests of the connection cap with real pools (apart from `cap.rs`, which names no pool).
 use crate::cap::*;
-use crate::pool::Pool;
-use std::sync::Arc;
 use crate::owner::{ConnOwner, Taker};
+use crate::pool::Pool;
 use crate::registry::Shared;
-use crate::test_events::Events;
 use crate::request::{flags, Request, StreamLength};
+use crate::test_events::Events;
+use std::sync::Arc;
 use std::task::Waker;
 
 /// Takes up to `room` requests.
@@ -26,12 +26,25 @@ impl Taker for Conn {
 /// so the connection tasks it spawns never run: the tests play them.
 fn pool(cap: &Arc<ConnCap>, ids: std::ops::RangeInclusive<u32>) -> Arc<Pool> {
     let shared = Shared::new(tokio::runtime::Handle::current(), Arc::new(Events::default()), None);
-    let mut opts = crate::options::PoolOptions::basic(crate::transport::Target::Tcp { host: "127.0.0.1".into(), port: 9 });
+    let mut opts = crate::options::PoolOptions::basic(crate::transport::Target::Tcp {
+        host: "127.0.0.1".into(),
+        port: 9,
+    });
     opts.connections = 0;
     opts.cap = Some(cap.clone());
     let p = Pool::new(1, opts, shared);
     for id in ids {
-        p.dispatch(id, "GET\0/\0".into(), None, flags::IDEMPOTENT, StreamLength::Chunked, None, None, false).unwrap();
+        p.dispatch(
+            id,
+            "GET\0/\0".into(),
+            None,
+            flags::IDEMPOTENT,
+            StreamLength::Chunked,
+            None,
+            None,
+            false,
+        )
+        .unwrap();
     }
     p.flush();
     p

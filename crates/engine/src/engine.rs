@@ -91,7 +91,11 @@ impl Engine {
         self.inline.as_ref()
     }
 
-    fn shared(handle: Handle, sink: Arc<dyn EventSink>, driver: Option<Arc<DriverCtx>>) -> Arc<Shared> {
+    fn shared(
+        handle: Handle,
+        sink: Arc<dyn EventSink>,
+        driver: Option<Arc<DriverCtx>>,
+    ) -> Arc<Shared> {
         Shared::new(handle, sink, driver)
     }
 
@@ -101,17 +105,18 @@ impl Engine {
 
     /// The TLS side of a pool (`PoolOptions::tls`): the config shared by every pool with equal
     /// options, and the name verified (and sent as SNI) for this one.
-    pub fn tls_connector(&self, opts: &TlsOptions, server_name: &str) -> Result<TlsConnector, TlsConfigError> {
+    pub fn tls_connector(
+        &self,
+        opts: &TlsOptions,
+        server_name: &str,
+    ) -> Result<TlsConnector, TlsConfigError> {
         let config = self.tls_configs.lock().get(opts)?;
         TlsConnector::new(config, server_name)
     }
 
     /// Live requests and connections, for leak checks (soak script, tests).
     pub fn counts(&self) -> EngineCounts {
-        EngineCounts {
-            requests: self.shared.requests(),
-            connections: self.shared.connections(),
-        }
+        EngineCounts { requests: self.shared.requests(), connections: self.shared.connections() }
     }
 
     pub fn pause(&self, id: u32) {

@@ -53,10 +53,13 @@ impl ErrorCode {
 /// The symbolic name of an OS error, as Node reports it in `err.code`.
 pub fn errno_name(e: &std::io::Error) -> &'static str {
     use std::io::ErrorKind::*;
-    if let Some(dial) = e.get_ref().and_then(|inner| inner.downcast_ref::<crate::dns::DialError>()) {
+    if let Some(dial) = e.get_ref().and_then(|inner| inner.downcast_ref::<crate::dns::DialError>())
+    {
         return errno_name(&dial.source);
     }
-    if let Some(lookup) = e.get_ref().and_then(|inner| inner.downcast_ref::<crate::dns::LookupError>()) {
+    if let Some(lookup) =
+        e.get_ref().and_then(|inner| inner.downcast_ref::<crate::dns::LookupError>())
+    {
         return lookup.code;
     }
     match e.kind() {

@@ -146,7 +146,11 @@ impl<'a> Writer<'a> {
         self.out[at..at + 4].copy_from_slice(&len.to_le_bytes());
     }
 
-    fn header_list<'h>(&mut self, fields: impl Iterator<Item = (&'h [u8], &'h [u8])>, count: usize) {
+    fn header_list<'h>(
+        &mut self,
+        fields: impl Iterator<Item = (&'h [u8], &'h [u8])>,
+        count: usize,
+    ) {
         // Counts beyond u16 cannot occur: the decoder caps the number of fields far below that.
         self.out.extend_from_slice(&(count.min(u16::MAX as usize) as u16).to_le_bytes());
         for (name, value) in fields.take(u16::MAX as usize) {
@@ -214,7 +218,15 @@ impl<'a> Writer<'a> {
     }
 
     /// An error record naming the connection it happened on (`socket`: see `socket_info`).
-    pub fn socket_error(&mut self, kind: u8, id: u32, code: ErrorCode, errno: &str, socket: &str, message: &str) {
+    pub fn socket_error(
+        &mut self,
+        kind: u8,
+        id: u32,
+        code: ErrorCode,
+        errno: &str,
+        socket: &str,
+        message: &str,
+    ) {
         let at = self.begin(kind, id, 6 + errno.len() + socket.len() + message.len());
         self.out.extend_from_slice(&(code as u16).to_le_bytes());
         for field in [errno, socket] {
@@ -252,7 +264,12 @@ mod tests {
     fn kinds(packed: &[u8]) -> Vec<(u8, usize)> {
         let (mut at, mut out) = (0, Vec::new());
         while at + 9 <= packed.len() {
-            let len = u32::from_le_bytes([packed[at + 5], packed[at + 6], packed[at + 7], packed[at + 8]]) as usize;
+            let len = u32::from_le_bytes([
+                packed[at + 5],
+                packed[at + 6],
+                packed[at + 7],
+                packed[at + 8],
+            ]) as usize;
             out.push((packed[at], len));
             at += 9 + len;
         }
@@ -262,7 +279,11 @@ mod tests {
     #[test]
     fn large_data_travels_beside_the_events_in_order() {
         let mut batch = Batch::default();
-        let (small, big1, big2) = (Bytes::from(vec![1u8; 100]), Bytes::from(vec![2u8; OWN_MIN]), Bytes::from(vec![3u8; 70_000]));
+        let (small, big1, big2) = (
+            Bytes::from(vec![1u8; 100]),
+            Bytes::from(vec![2u8; OWN_MIN]),
+            Bytes::from(vec![3u8; 70_000]),
+        );
         {
             let mut w = Writer::new(&mut batch);
             w.data(7, big1.clone());
@@ -270,7 +291,10 @@ mod tests {
             w.empty(BODY_DRAIN, 7);
             w.data(8, big2.clone());
         }
-        assert_eq!(kinds(&batch.bytes), vec![(DATA_OWN, 0), (DATA, 100), (BODY_DRAIN, 0), (DATA_OWN, 0)]);
+        assert_eq!(
+            kinds(&batch.bytes),
+            vec![(DATA_OWN, 0), (DATA, 100), (BODY_DRAIN, 0), (DATA_OWN, 0)]
+        );
         assert_eq!(batch.own(), &[big1.clone(), big2.clone()]);
         assert_eq!(batch.len(), batch.bytes.len() + OWN_MIN + 70_000);
 

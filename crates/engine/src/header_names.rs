@@ -85,10 +85,7 @@ pub const KNOWN: &[&str] = &[
 
 /// The table index of `name` when it is one of the known spellings, byte for byte.
 pub fn index_of(name: &[u8]) -> Option<u16> {
-    KNOWN
-        .iter()
-        .position(|k| k.len() == name.len() && k.as_bytes() == name)
-        .map(|i| i as u16)
+    KNOWN.iter().position(|k| k.len() == name.len() && k.as_bytes() == name).map(|i| i as u16)
 }
 
 #[cfg(test)]
@@ -98,10 +95,7 @@ mod tests {
     #[test]
     fn known_spellings_are_found_exactly_and_others_are_not() {
         assert_eq!(index_of(b"content-length"), Some(1));
-        assert_eq!(
-            index_of(b"Content-Length").map(|i| KNOWN[i as usize]),
-            Some("Content-Length")
-        );
+        assert_eq!(index_of(b"Content-Length").map(|i| KNOWN[i as usize]), Some("Content-Length"));
         assert_eq!(
             index_of(b"CONTENT-LENGTH"),
             None,
@@ -116,10 +110,7 @@ mod tests {
         assert!(KNOWN.len() < 0x8000);
         for (i, k) in KNOWN.iter().enumerate() {
             assert_eq!(index_of(k.as_bytes()), Some(i as u16), "{k} appears once");
-            assert!(
-                k.bytes().all(|b| b.is_ascii_graphic() && b != b':'),
-                "{k} is a token"
-            );
+            assert!(k.bytes().all(|b| b.is_ascii_graphic() && b != b':'), "{k} is a token");
         }
     }
 }

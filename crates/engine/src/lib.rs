@@ -10,7 +10,7 @@ mod cap_tests;
 mod codes;
 #[allow(unsafe_code)]
 pub mod conn;
-pub mod decode;
+pub mod coding;
 pub mod dns;
 #[allow(unsafe_code)]
 pub mod driver;
@@ -34,10 +34,10 @@ pub mod transport;
 pub mod ws;
 
 pub use engine::{Engine, EngineCounts};
-pub use events::Batch;
-pub use registry::EventSink;
 pub use error::ErrorCode;
+pub use events::Batch;
 pub use pool::{DispatchError, Pool, PoolOptions, PoolStats};
+pub use registry::EventSink;
 pub use request::{flags, StreamLength};
 pub use transport::Target;
 

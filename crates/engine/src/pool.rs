@@ -100,7 +100,6 @@ impl Pool {
         })
     }
 
-
     /// Queues a request (called on the JS thread). With `wake`, also gets it moving at once;
     /// without, the caller batches: it queues every request of a JS tick, then calls `flush` once.
     #[allow(clippy::too_many_arguments)]
@@ -116,7 +115,17 @@ impl Pool {
         wake: bool,
     ) -> Result<(), DispatchError> {
         let ctl = self.shared.register(id);
-        let req = Request { id, head, body, stream_length, flags, headers_timeout, body_timeout, ctl, retries: 0 };
+        let req = Request {
+            id,
+            head,
+            body,
+            stream_length,
+            flags,
+            headers_timeout,
+            body_timeout,
+            ctl,
+            retries: 0,
+        };
         let mut st = self.state.lock();
         if st.destroyed {
             drop(st);
@@ -470,7 +479,8 @@ impl ConnOwner for Pool {
             if code == ErrorCode::Info {
                 // Given up (no request waited for it, as undici cancels a connect): nothing
                 // failed. Aborted requests go; work queued since gets a new connection.
-                let (live, gone): (VecDeque<Request>, VecDeque<Request>) = st.queue.drain(..).partition(|r| !r.ctl.aborted());
+                let (live, gone): (VecDeque<Request>, VecDeque<Request>) =
+                    st.queue.drain(..).partition(|r| !r.ctl.aborted());
                 st.queue = live;
                 for r in gone {
                     self.shared.forget(r.id);
@@ -535,7 +545,8 @@ impl Pool {
     /// that connection counted as started: tests play the connection, or run one by hand.
     pub(crate) fn for_test(sink: Arc<dyn crate::registry::EventSink>) -> Arc<Pool> {
         let shared = Shared::new(tokio::runtime::Handle::current(), sink, None);
-        let opts = PoolOptions::basic(crate::transport::Target::Tcp { host: "127.0.0.1".into(), port: 9 });
+        let opts =
+            PoolOptions::basic(crate::transport::Target::Tcp { host: "127.0.0.1".into(), port: 9 });
         let pool = Pool::new(1, opts, shared);
         pool.state.lock().live = 1;
         pool
@@ -594,10 +605,17 @@ mod tests {
     }
 
     fn queue(p: &Arc<Pool>, id: u32, f: u32) {
-        p.dispatch(id, "GET\0/\0".into(), None, f, StreamLength::Chunked, None, None, false).unwrap();
+        p.dispatch(id, "GET\0/\0".into(), None, f, StreamLength::Chunked, None, None, false)
+            .unwrap();
     }
 
-    fn take(p: &Pool, conn: u64, wakes: &Arc<Wakes>, room: usize, admit: fn(&Request) -> bool) -> Vec<u32> {
+    fn take(
+        p: &Pool,
+        conn: u64,
+        wakes: &Arc<Wakes>,
+        room: usize,
+        admit: fn(&Request) -> bool,
+    ) -> Vec<u32> {
         let mut c = Conn { room, admit, took: Vec::new() };
         p.take(conn, &Waker::from(wakes.clone()), &mut c);
         c.took
@@ -694,7 +712,8 @@ mod tests {
 
     fn probing_pool(n: u32) -> Arc<Pool> {
         let shared = Shared::new(tokio::runtime::Handle::current(), Arc::new(NullSink), None);
-        let mut opts = PoolOptions::basic(crate::transport::Target::Tcp { host: "127.0.0.1".into(), port: 9 });
+        let mut opts =
+            PoolOptions::basic(crate::transport::Target::Tcp { host: "127.0.0.1".into(), port: 9 });
         opts.connections = 10;
         opts.h2.probe_protocol = true;
         let p = Pool::new(1, opts, shared);
@@ -751,7 +770,9 @@ mod tests {
         queue(&p, 1, flags::IDEMPOTENT);
         let give_up = Arc::new(Notify::new());
         p.state.lock().connecting.insert(0, give_up.clone());
-        let told = || async { tokio::time::timeout(Duration::from_millis(1), give_up.notified()).await.is_ok() };
+        let told = || async {
+            tokio::time::timeout(Duration::from_millis(1), give_up.notified()).await.is_ok()
+        };
         p.cancel_unused();
         assert!(!told().await, "request 1 still waits");
         p.shared.ctl(1).unwrap().abort();

@@ -47,7 +47,11 @@ pub struct Shared {
 impl Shared {
     /// The registries of an engine whose tasks run on `handle`; starts the flusher task there.
     /// With a `driver` (inline), there is no flusher: the driver takes the queue after each tick.
-    pub(crate) fn new(handle: Handle, sink: Arc<dyn EventSink>, driver: Option<Arc<DriverCtx>>) -> Arc<Shared> {
+    pub(crate) fn new(
+        handle: Handle,
+        sink: Arc<dyn EventSink>,
+        driver: Option<Arc<DriverCtx>>,
+    ) -> Arc<Shared> {
         let flush = Arc::new(Notify::new());
         if driver.is_none() {
             let (f, k) = (flush.clone(), sink.clone());

@@ -107,7 +107,10 @@ fn setup(connect_timeout: Option<Duration>) -> (Engine, Arc<Sink>, Arc<ferro_eng
 }
 
 /// With `tls` (trusted CA PEM), the engine runs TLS for "localhost" over the bridged socket.
-fn setup_tls(connect_timeout: Option<Duration>, tls: Option<&str>) -> (Engine, Arc<Sink>, Arc<ferro_engine::Pool>) {
+fn setup_tls(
+    connect_timeout: Option<Duration>,
+    tls: Option<&str>,
+) -> (Engine, Arc<Sink>, Arc<ferro_engine::Pool>) {
     let sink = Arc::new(Sink::default());
     let engine = Engine::new(1, sink.clone()).unwrap();
     let tls = tls.map(|ca| {
@@ -127,8 +130,17 @@ fn setup_tls(connect_timeout: Option<Duration>, tls: Option<&str>) -> (Engine, A
 }
 
 fn get(pool: &Arc<ferro_engine::Pool>, id: u32) {
-    pool.dispatch(id, "GET\0/x\0host\0example.test\0".into(), None, 1, StreamLength::Chunked, None, None, true)
-        .unwrap();
+    pool.dispatch(
+        id,
+        "GET\0/x\0host\0example.test\0".into(),
+        None,
+        1,
+        StreamLength::Chunked,
+        None,
+        None,
+        true,
+    )
+    .unwrap();
 }
 
 fn bridge_id(events: &[Event]) -> u32 {
@@ -147,13 +159,21 @@ fn runs_http_over_a_bridged_socket() {
     assert!(!engine.bridge_attach(bid, String::new()));
     let evs = sink.until(|e| e.kind == events::BRIDGE_WRITE);
     assert!(evs.iter().any(|e| e.kind == events::CONNECTED && e.id == 7));
-    let written: Vec<u8> = evs.iter().filter(|e| e.kind == events::BRIDGE_WRITE).flat_map(|e| e.payload.clone()).collect();
+    let written: Vec<u8> = evs
+        .iter()
+        .filter(|e| e.kind == events::BRIDGE_WRITE)
+        .flat_map(|e| e.payload.clone())
+        .collect();
     assert!(written.starts_with(b"GET /x HTTP/1.1\r\n"), "{}", String::from_utf8_lossy(&written));
     // The response in two pieces.
     assert!(engine.bridge_data(bid, b"HTTP/1.1 200 OK\r\ncontent-length: 5\r\n\r\nhe".to_vec()));
     assert!(engine.bridge_data(bid, b"llo".to_vec()));
     let evs = sink.until(|e| e.kind == events::END);
-    let body: Vec<u8> = evs.iter().filter(|e| e.kind == events::DATA && e.id == 1).flat_map(|e| e.payload.clone()).collect();
+    let body: Vec<u8> = evs
+        .iter()
+        .filter(|e| e.kind == events::DATA && e.id == 1)
+        .flat_map(|e| e.payload.clone())
+        .collect();
     assert_eq!(body, b"hello");
     assert!(evs.iter().any(|e| e.kind == events::HEAD && e.id == 1));
 
@@ -263,17 +283,32 @@ fn destroying_the_pool_closes_its_bridges() {
 fn reports_connecting_connected_version_and_sent_for_observed_requests() {
     let (engine, sink, pool) = setup(Some(Duration::from_secs(5)));
     // IDEMPOTENT | OBSERVE
-    pool.dispatch(1, "GET\0/x\0host\0example.test\0".into(), None, 1 | 32, StreamLength::Chunked, None, None, true)
-        .unwrap();
+    pool.dispatch(
+        1,
+        "GET\0/x\0host\0example.test\0".into(),
+        None,
+        1 | 32,
+        StreamLength::Chunked,
+        None,
+        None,
+        true,
+    )
+    .unwrap();
     let evs = sink.until(|e| e.kind == events::BRIDGE_OPEN);
-    assert_eq!(evs.iter().map(|e| (e.kind, e.id)).collect::<Vec<_>>(), [(events::CONNECTING, 7), (events::BRIDGE_OPEN, 7)]);
+    assert_eq!(
+        evs.iter().map(|e| (e.kind, e.id)).collect::<Vec<_>>(),
+        [(events::CONNECTING, 7), (events::BRIDGE_OPEN, 7)]
+    );
     assert!(engine.bridge_attach(bridge_id(&evs), "1.2.3.4|5|6.7.8.9|80".into()));
     let evs = sink.until(|e| e.kind == events::BRIDGE_WRITE);
     let connected = evs.iter().position(|e| e.kind == events::CONNECTED).unwrap();
     assert_eq!(evs[connected].payload, b"h1|1.2.3.4|5|6.7.8.9|80");
     let sent = evs.iter().position(|e| e.kind == events::SENT).unwrap();
     assert!(sent > connected);
-    assert_eq!((evs[sent].id, evs[sent].payload.as_slice()), (1, b"1.2.3.4|5|6.7.8.9|80".as_slice()));
+    assert_eq!(
+        (evs[sent].id, evs[sent].payload.as_slice()),
+        (1, b"1.2.3.4|5|6.7.8.9|80".as_slice())
+    );
 }
 
 #[test]
@@ -302,14 +337,18 @@ fn runs_the_engines_tls_over_a_bridged_socket() {
     let read = |name: &str| std::fs::read_to_string(format!("{dir}{name}")).unwrap();
     let ca = read("ca.pem");
     let chain: Vec<CertificateDer<'static>> =
-        CertificateDer::pem_slice_iter(read("localhost.pem").as_bytes()).collect::<Result<_, _>>().unwrap();
+        CertificateDer::pem_slice_iter(read("localhost.pem").as_bytes())
+            .collect::<Result<_, _>>()
+            .unwrap();
     let key = PrivateKeyDer::from_pem_slice(read("localhost.key").as_bytes()).unwrap();
-    let config = rustls::ServerConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
-        .with_safe_default_protocol_versions()
-        .unwrap()
-        .with_no_client_auth()
-        .with_single_cert(chain, key)
-        .unwrap();
+    let config = rustls::ServerConfig::builder_with_provider(Arc::new(
+        rustls::crypto::ring::default_provider(),
+    ))
+    .with_safe_default_protocol_versions()
+    .unwrap()
+    .with_no_client_auth()
+    .with_single_cert(chain, key)
+    .unwrap();
     // The far end of the tunnel: a sans-IO TLS server fed with what the engine writes.
     let mut server = rustls::ServerConnection::new(Arc::new(config)).unwrap();
 
@@ -351,6 +390,10 @@ fn runs_the_engines_tls_over_a_bridged_socket() {
     }
     engine.bridge_data(bid, out);
     let evs = sink.until(|e| e.kind == events::END && e.id == 1);
-    let body: Vec<u8> = evs.iter().filter(|e| e.kind == events::DATA && e.id == 1).flat_map(|e| e.payload.clone()).collect();
+    let body: Vec<u8> = evs
+        .iter()
+        .filter(|e| e.kind == events::DATA && e.id == 1)
+        .flat_map(|e| e.payload.clone())
+        .collect();
     assert_eq!(body, b"hello");
 }

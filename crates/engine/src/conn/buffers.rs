@@ -41,7 +41,11 @@ impl Buffers {
     /// that fills the room it had is followed by another, so a response that arrived whole is
     /// decoded whole: a 64 KiB body is then one chunk for JS, not two (and `arrayBuffer()` can
     /// take it without joining pieces).
-    pub fn read<T: AsyncRead + Unpin>(&mut self, io: &mut T, cx: &mut Context<'_>) -> Poll<io::Result<usize>> {
+    pub fn read<T: AsyncRead + Unpin>(
+        &mut self,
+        io: &mut T,
+        cx: &mut Context<'_>,
+    ) -> Poll<io::Result<usize>> {
         if let Some(r) = self.deferred.take() {
             return Poll::Ready(r);
         }
@@ -93,7 +97,11 @@ impl Buffers {
 
     /// Writes as much of `wbuf` as the socket takes. `Ok((progress, all_out))`: whether any byte
     /// went, and whether the buffer just emptied (it is then cleared).
-    pub fn write<T: AsyncWrite + Unpin>(&mut self, io: &mut T, cx: &mut Context<'_>) -> io::Result<(bool, bool)> {
+    pub fn write<T: AsyncWrite + Unpin>(
+        &mut self,
+        io: &mut T,
+        cx: &mut Context<'_>,
+    ) -> io::Result<(bool, bool)> {
         let mut progress = false;
         while self.wpos < self.wbuf.len() {
             match Pin::new(&mut *io).poll_write(cx, &self.wbuf[self.wpos..]) {
@@ -127,7 +135,11 @@ mod tests {
     struct Script(VecDeque<io::Result<Vec<u8>>>, usize);
 
     impl AsyncRead for Script {
-        fn poll_read(mut self: Pin<&mut Self>, _cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<io::Result<()>> {
+        fn poll_read(
+            mut self: Pin<&mut Self>,
+            _cx: &mut Context<'_>,
+            buf: &mut ReadBuf<'_>,
+        ) -> Poll<io::Result<()>> {
             self.1 += 1;
             match self.0.pop_front() {
                 None => Poll::Pending,
@@ -176,7 +188,9 @@ mod tests {
         let reset = io::Error::from(io::ErrorKind::ConnectionReset);
         let mut s = Script(VecDeque::from([Ok(vec![1u8; 65_536]), Err(reset)]), 0);
         assert!(matches!(read(&mut b, &mut s), Poll::Ready(Ok(65_536))));
-        assert!(matches!(read(&mut b, &mut s), Poll::Ready(Err(e)) if e.kind() == io::ErrorKind::ConnectionReset));
+        assert!(
+            matches!(read(&mut b, &mut s), Poll::Ready(Err(e)) if e.kind() == io::ErrorKind::ConnectionReset)
+        );
         assert_eq!(b.rbuf.len(), 65_536, "the bytes before the error stay for the decoder");
     }
 

@@ -22,7 +22,8 @@ pub(super) async fn connect(owner: &dyn ConnOwner, conn_id: u64) -> Option<(Tran
                     // The JS socket is a plain byte stream (a proxy tunnel): TLS to the origin is
                     // the engine's, within what is left of the connect timeout.
                     Some(tls) => {
-                        let left = opts.connect_timeout.map(|t| t.saturating_sub(started.elapsed()));
+                        let left =
+                            opts.connect_timeout.map(|t| t.saturating_sub(started.elapsed()));
                         Transport::tls_over_bridge(io, tls, left).await
                     }
                     None => Ok(Transport::Bridged(io)),
@@ -36,16 +37,26 @@ pub(super) async fn connect(owner: &dyn ConnOwner, conn_id: u64) -> Option<(Tran
     let io = match connected {
         Ok(io) => io,
         Err(ConnectError::Timeout) => {
-            owner.connect_failed(conn_id, ErrorCode::ConnectTimeout, "", "", "Connect Timeout Error");
+            owner.connect_failed(
+                conn_id,
+                ErrorCode::ConnectTimeout,
+                "",
+                "",
+                "Connect Timeout Error",
+            );
             return None;
         }
         Err(ConnectError::Io(e)) => {
             let code = errno_name(&e);
-            let dialed = e.get_ref().and_then(|inner| inner.downcast_ref::<DialError>()).map(|d| d.addr);
+            let dialed =
+                e.get_ref().and_then(|inner| inner.downcast_ref::<DialError>()).map(|d| d.addr);
             let (socket, msg) = match dialed {
                 // As Node words it ("connect ECONNREFUSED 127.0.0.1:8080"); JS sets `address` /
                 // `port` from the socket field (remote side only: nothing was bound).
-                Some(a) => (socket_info(0, 0, &format!("||{}|{}", a.ip(), a.port())), format!("connect {code} {}:{}", a.ip(), a.port())),
+                Some(a) => (
+                    socket_info(0, 0, &format!("||{}|{}", a.ip(), a.port())),
+                    format!("connect {code} {}:{}", a.ip(), a.port()),
+                ),
                 None => (String::new(), format!("connect {code}: {e}")),
             };
             owner.connect_failed(conn_id, ErrorCode::Connect, code, &socket, &msg);

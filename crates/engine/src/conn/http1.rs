@@ -4,12 +4,16 @@
 //! so a connection is a single task and a single wake-up serves everything that became ready;
 //! after an upgrade the same task runs the tunnel (`tunnel.rs`).
 use super::buffers::Buffers;
-use super::dispatch::{self, Pipeline, Settled};
+use super::pipeline::{self, Pipeline, Settled};
 use super::session::{End, BUDGET};
 use super::tunnel::Tunnel;
+use crate::driver::Timer;
 use crate::error::ErrorCode;
 use crate::events::{self, Writer};
-use crate::h1::{encode::encode_chunk, encode::LAST_CHUNK, encode_request_head, BodyFraming, Decoded, Expect, ResponseDecoder};
+use crate::h1::{
+    encode::encode_chunk, encode::LAST_CHUNK, encode_request_head, BodyFraming, Decoded, Expect,
+    ResponseDecoder,
+};
 use crate::owner::{ConnOwner, Taker};
 use crate::registry::{EventSink, Shared};
 use crate::request::{flags, ReqCtl, Request, StreamLength, PIPE_HIGH_WATER};
@@ -17,7 +21,6 @@ use crate::transport::Transport;
 use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Duration;
-use crate::driver::Timer;
 use tokio::time::Instant;
 
 #[cfg(test)]
@@ -221,13 +224,19 @@ impl Http1 {
         let before = self.bufs.wbuf.len();
         // The last request maxRequestsPerClient allows announces the close, as a reset does.
         let last = self.pipe.next_is_last(self.pool.opts().max_requests_per_connection);
-        let kind = match encode_request_head(&req.head, framing, req.has(flags::RESET) || last, &mut self.bufs.wbuf) {
+        let kind = match encode_request_head(
+            &req.head,
+            framing,
+            req.has(flags::RESET) || last,
+            &mut self.bufs.wbuf,
+        ) {
             Ok(k) => k,
             Err(e) => {
                 let id = req.id;
                 self.shared.forget(id);
                 let msg = e.to_string();
-                self.shared.emit(|w| w.error(events::ERROR, id, ErrorCode::InvalidArgument, "", &msg));
+                self.shared
+                    .emit(|w| w.error(events::ERROR, id, ErrorCode::InvalidArgument, "", &msg));
                 return;
             }
         };
@@ -239,7 +248,11 @@ impl Http1 {
         if let Some(b) = &req.body {
             self.bufs.wbuf.extend_from_slice(b);
         }
-        self.decoder.push_expect(Expect { head: kind.head, connect: kind.connect, upgrade: req.has(flags::UPGRADE) });
+        self.decoder.push_expect(Expect {
+            head: kind.head,
+            connect: kind.connect,
+            upgrade: req.has(flags::UPGRADE),
+        });
         req.ctl.set_waker(cx.waker());
         let stream = req.has(flags::STREAM_BODY).then_some(match framing {
             BodyFraming::Length(n) => Some(n),
@@ -354,7 +367,11 @@ impl Http1 {
                 // With no request waiting, whatever the bytes were, nobody asked for them.
                 Err(_) if self.pipe.inflight.is_empty() => return Err(unsolicited()),
                 Err(e) => {
-                    return Err(End::Failed { code: ErrorCode::from_decode(&e), errno: "", message: e.to_string() })
+                    return Err(End::Failed {
+                        code: ErrorCode::from_decode(&e),
+                        errno: "",
+                        message: e.to_string(),
+                    })
                 }
             };
             let Some(front) = self.pipe.inflight.front_mut() else {
@@ -457,14 +474,22 @@ impl Http1 {
             }
             Ok(_) => {}
             Err(e) => {
-                return End::Failed { code: ErrorCode::from_decode(&e), errno: "", message: e.to_string() };
+                return End::Failed {
+                    code: ErrorCode::from_decode(&e),
+                    errno: "",
+                    message: e.to_string(),
+                };
             }
         }
         ended.unwrap_or_else(|| {
             if self.pipe.inflight.is_empty() {
                 End::Clean("other side closed")
             } else {
-                End::Failed { code: ErrorCode::Socket, errno: "", message: "other side closed".into() }
+                End::Failed {
+                    code: ErrorCode::Socket,
+                    errno: "",
+                    message: "other side closed".into(),
+                }
             }
         })
     }
@@ -493,7 +518,7 @@ impl Http1 {
         }
         let inflight = std::mem::take(&mut self.pipe.inflight);
         let Settled { requeue, failed, aborted } =
-            dispatch::settle(inflight, self.pipe.served, code, matches!(end, End::Aborted));
+            pipeline::settle(inflight, self.pipe.served, code, matches!(end, End::Aborted));
         for id in aborted {
             shared.forget(id);
         }
@@ -547,7 +572,12 @@ impl Drop for Http1 {
             // Otherwise the pool would count this connection forever and, at its connection
             // limit, never open another one: later requests would wait for ever.
             self.left_pool = true;
-            self.pool.disconnected(self.id, ErrorCode::Internal, "connection task ended unexpectedly", "");
+            self.pool.disconnected(
+                self.id,
+                ErrorCode::Internal,
+                "connection task ended unexpectedly",
+                "",
+            );
         }
         if ids.is_empty() {
             return;
@@ -556,7 +586,13 @@ impl Drop for Http1 {
         if !destroyed {
             self.shared.emit(|w| {
                 for id in &ids {
-                    w.error(events::ERROR, *id, ErrorCode::Internal, "", "connection task ended unexpectedly");
+                    w.error(
+                        events::ERROR,
+                        *id,
+                        ErrorCode::Internal,
+                        "",
+                        "connection task ended unexpectedly",
+                    );
                 }
             });
         }

@@ -155,7 +155,8 @@ impl Rig {
     fn send(&mut self, bytes: &[u8]) {
         self.server.write_all(bytes).unwrap();
         let deadline = Instant::now() + Duration::from_secs(2);
-        while matches!(self.client.peek(&mut [0u8; 1]), Err(e) if e.kind() == ErrorKind::WouldBlock) {
+        while matches!(self.client.peek(&mut [0u8; 1]), Err(e) if e.kind() == ErrorKind::WouldBlock)
+        {
             assert!(Instant::now() < deadline, "the bytes never arrived");
             std::thread::yield_now();
         }
@@ -164,7 +165,8 @@ impl Rig {
     /// Nothing more has reached the server.
     fn server_got_nothing(&self) -> bool {
         self.server.set_nonblocking(true).unwrap();
-        let none = matches!(self.server.peek(&mut [0u8; 1]), Err(e) if e.kind() == ErrorKind::WouldBlock);
+        let none =
+            matches!(self.server.peek(&mut [0u8; 1]), Err(e) if e.kind() == ErrorKind::WouldBlock);
         self.server.set_nonblocking(false).unwrap();
         none
     }
@@ -172,7 +174,10 @@ impl Rig {
     /// Request 1 goes out (the reactor has to report a new socket writable first).
     async fn send_first(&mut self) {
         self.owner.queue(1, "/1");
-        assert!(self.drive(|r| r.session.bufs.wbuf.is_empty() && r.owner.queued().is_empty()).await.is_none());
+        assert!(self
+            .drive(|r| r.session.bufs.wbuf.is_empty() && r.owner.queued().is_empty())
+            .await
+            .is_none());
         assert!(self.request_head().starts_with("GET /1 "));
     }
 

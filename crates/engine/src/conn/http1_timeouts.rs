@@ -60,7 +60,11 @@ impl Http1 {
                 match f.req.headers_timeout {
                     Some(t) => (
                         Some(self.mark + t),
-                        End::Failed { code: ErrorCode::HeadersTimeout, errno: "", message: "Headers Timeout Error".into() },
+                        End::Failed {
+                            code: ErrorCode::HeadersTimeout,
+                            errno: "",
+                            message: "Headers Timeout Error".into(),
+                        },
                     ),
                     None => (None, End::Clean("")),
                 }
@@ -68,7 +72,11 @@ impl Http1 {
             Some(f) => match f.req.body_timeout {
                 Some(t) => (
                     Some(self.mark + t),
-                    End::Failed { code: ErrorCode::BodyTimeout, errno: "", message: "Body Timeout Error".into() },
+                    End::Failed {
+                        code: ErrorCode::BodyTimeout,
+                        errno: "",
+                        message: "Body Timeout Error".into(),
+                    },
                 ),
                 None => (None, End::Clean("")),
             },

@@ -10,7 +10,7 @@
 //! HTTP/2 sessions live in `crate::h2`. Both take work through the pool's `ConnOwner` interface.
 mod buffers;
 mod connect;
-mod dispatch;
+mod pipeline;
 mod http1;
 mod session;
 mod tunnel;

@@ -37,7 +37,11 @@ pub(crate) enum End {
 
 impl End {
     pub fn io(e: std::io::Error) -> End {
-        End::Failed { code: ErrorCode::Socket, errno: crate::error::errno_name(&e), message: e.to_string() }
+        End::Failed {
+            code: ErrorCode::Socket,
+            errno: crate::error::errno_name(&e),
+            message: e.to_string(),
+        }
     }
 }
 
@@ -48,7 +52,11 @@ mod tests {
     #[test]
     fn alpn_or_prior_knowledge_picks_the_protocol() {
         assert_eq!(Protocol::negotiated("1|2|3|4|tls|h2", false), Protocol::H2);
-        assert_eq!(Protocol::negotiated("1|2|3|4|tls|http/1.1", true), Protocol::H1, "TLS: ALPN decides");
+        assert_eq!(
+            Protocol::negotiated("1|2|3|4|tls|http/1.1", true),
+            Protocol::H1,
+            "TLS: ALPN decides"
+        );
         assert_eq!(Protocol::negotiated("1|2|3|4|tls|", true), Protocol::H1);
         assert_eq!(Protocol::negotiated("1|2|3|4", true), Protocol::H2, "h2c by prior knowledge");
         assert_eq!(Protocol::negotiated("|||", false), Protocol::H1);

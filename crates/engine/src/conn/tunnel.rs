@@ -26,7 +26,14 @@ pub(super) struct Tunnel {
 
 impl Tunnel {
     pub fn new(id: u32, ctl: Arc<ReqCtl>) -> Tunnel {
-        Tunnel { id, ctl, read_eof: false, end_requested: false, write_closed: false, drain_owed: false }
+        Tunnel {
+            id,
+            ctl,
+            read_eof: false,
+            end_requested: false,
+            write_closed: false,
+            drain_owed: false,
+        }
     }
 
     /// Bytes both ways until both sides are closed, JS aborts, or I/O fails.

@@ -80,7 +80,11 @@ impl Resolver {
 
     /// Cached or fresh addresses of `host`, in the system's order with failed ones moved back.
     /// Blocks: call it off the JS thread and off the reactor (see `resolve`).
-    pub fn resolve_blocking(&self, host: &str, max_age: Duration) -> Result<Vec<IpAddr>, LookupError> {
+    pub fn resolve_blocking(
+        &self,
+        host: &str,
+        max_age: Duration,
+    ) -> Result<Vec<IpAddr>, LookupError> {
         if let Some(a) = self.cached(host, max_age) {
             return Ok(a);
         }
@@ -93,26 +97,43 @@ impl Resolver {
             }
         }
         if addrs.is_empty() {
-            return Err(LookupError { code: "ENOTFOUND", message: format!("getaddrinfo ENOTFOUND {host}") });
+            return Err(LookupError {
+                code: "ENOTFOUND",
+                message: format!("getaddrinfo ENOTFOUND {host}"),
+            });
         }
         self.store(host, addrs.clone());
         Ok(addrs)
     }
 
     /// `resolve_blocking` on the runtime's blocking pool.
-    pub async fn resolve(&'static self, host: &str, max_age: Duration) -> Result<Vec<IpAddr>, LookupError> {
+    pub async fn resolve(
+        &'static self,
+        host: &str,
+        max_age: Duration,
+    ) -> Result<Vec<IpAddr>, LookupError> {
         if let Some(a) = self.cached(host, max_age) {
             return Ok(a);
         }
         let h = host.to_owned();
         tokio::task::spawn_blocking(move || self.resolve_blocking(&h, max_age))
             .await
-            .unwrap_or_else(|_| Err(LookupError { code: "ENOTFOUND", message: format!("getaddrinfo ENOTFOUND {host}") }))
+            .unwrap_or_else(|_| {
+                Err(LookupError {
+                    code: "ENOTFOUND",
+                    message: format!("getaddrinfo ENOTFOUND {host}"),
+                })
+            })
     }
 
     /// Resolves on a thread of its own and hands the result to `done` there (for callers with no
     /// runtime, such as the JS binding). A cache hit answers at once on the calling thread.
-    pub fn resolve_with(&'static self, host: String, max_age: Duration, done: impl FnOnce(Result<Vec<IpAddr>, LookupError>) + Send + 'static) {
+    pub fn resolve_with(
+        &'static self,
+        host: String,
+        max_age: Duration,
+        done: impl FnOnce(Result<Vec<IpAddr>, LookupError>) + Send + 'static,
+    ) {
         if let Some(a) = self.cached(&host, max_age) {
             return done(Ok(a));
         }
@@ -128,7 +149,10 @@ impl Resolver {
         });
         if let Err(e) = spawned {
             if let Some(done) = slot.lock().take() {
-                done(Err(LookupError { code: "EAI_AGAIN", message: format!("getaddrinfo EAI_AGAIN {host}: {e}") }));
+                done(Err(LookupError {
+                    code: "EAI_AGAIN",
+                    message: format!("getaddrinfo EAI_AGAIN {host}: {e}"),
+                }));
             }
         }
     }

@@ -19,7 +19,8 @@ pub const CONNECTION_ATTEMPT_DELAY: Duration = Duration::from_millis(250);
 /// (the system resolver's preference, RFC 6724), each family keeping its own order.
 pub fn interleave(addrs: &[IpAddr]) -> Vec<IpAddr> {
     let Some(first) = addrs.first() else { return Vec::new() };
-    let (mut a, mut b): (Vec<IpAddr>, Vec<IpAddr>) = addrs.iter().partition(|x| x.is_ipv6() == first.is_ipv6());
+    let (mut a, mut b): (Vec<IpAddr>, Vec<IpAddr>) =
+        addrs.iter().partition(|x| x.is_ipv6() == first.is_ipv6());
     a.reverse();
     b.reverse();
     let mut out = Vec::with_capacity(addrs.len());
@@ -53,7 +54,9 @@ impl std::error::Error for DialError {}
 
 /// Connects to `addr`; a failure keeps its kind and carries the address (`DialError`).
 async fn dial(addr: SocketAddr) -> io::Result<TcpStream> {
-    TcpStream::connect(addr).await.map_err(|source| io::Error::new(source.kind(), DialError { addr, source }))
+    TcpStream::connect(addr)
+        .await
+        .map_err(|source| io::Error::new(source.kind(), DialError { addr, source }))
 }
 
 /// Connects to `host:port`: an IP literal directly, a name through the shared cache and happy
@@ -71,14 +74,21 @@ pub async fn connect(host: &str, port: u16) -> io::Result<TcpStream> {
 }
 
 /// Runs the staggered attempts over `order`.
-pub(super) async fn race(host: &str, order: &[IpAddr], port: u16, delay: Duration) -> io::Result<TcpStream> {
+pub(super) async fn race(
+    host: &str,
+    order: &[IpAddr],
+    port: u16,
+    delay: Duration,
+) -> io::Result<TcpStream> {
     let mut set = JoinSet::new();
     let mut next = 0;
     let mut last_err: Option<io::Error> = None;
     loop {
         if set.is_empty() {
             let Some(&ip) = order.get(next) else {
-                return Err(last_err.unwrap_or_else(|| io::Error::new(io::ErrorKind::NotFound, format!("no addresses for {host}"))));
+                return Err(last_err.unwrap_or_else(|| {
+                    io::Error::new(io::ErrorKind::NotFound, format!("no addresses for {host}"))
+                }));
             };
             set.spawn(tracked(attempt(SocketAddr::new(ip, port))));
             next += 1;

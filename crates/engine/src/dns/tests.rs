@@ -12,7 +12,10 @@ fn v6(n: u16) -> IpAddr {
 
 #[test]
 fn interleaves_families_starting_with_the_first() {
-    assert_eq!(interleave(&[v6(1), v6(2), v4(1), v4(2), v4(3)]), vec![v6(1), v4(1), v6(2), v4(2), v4(3)]);
+    assert_eq!(
+        interleave(&[v6(1), v6(2), v4(1), v4(2), v4(3)]),
+        vec![v6(1), v4(1), v6(2), v4(2), v4(3)]
+    );
     assert_eq!(interleave(&[v4(1), v6(1), v6(2)]), vec![v4(1), v6(1), v6(2)]);
     assert_eq!(interleave(&[v4(1), v4(2)]), vec![v4(1), v4(2)]);
     assert!(interleave(&[]).is_empty());
@@ -34,7 +37,8 @@ fn caches_lookups_and_honours_max_age() {
 
 #[test]
 fn unknown_names_are_enotfound() {
-    let e = resolver().resolve_blocking("does-not-exist.invalid", Duration::from_secs(1)).unwrap_err();
+    let e =
+        resolver().resolve_blocking("does-not-exist.invalid", Duration::from_secs(1)).unwrap_err();
     assert!(e.code == "ENOTFOUND" || e.code == "EAI_AGAIN", "{e:?}");
 }
 
@@ -68,10 +72,13 @@ async fn a_silent_address_is_raced_after_the_delay() {
     // 192.0.2.1 (TEST-NET-1) is never answered (or unreachable, depending on the network): either
     // way the next attempt starts within the delay and wins, long before a connect would time out.
     let silent = IpAddr::V4(Ipv4Addr::new(192, 0, 2, 1));
-    let s = tokio::time::timeout(Duration::from_secs(5), race("silent.test", &[silent, v4(1)], port, Duration::from_millis(50)))
-        .await
-        .expect("the second attempt was not started")
-        .unwrap();
+    let s = tokio::time::timeout(
+        Duration::from_secs(5),
+        race("silent.test", &[silent, v4(1)], port, Duration::from_millis(50)),
+    )
+    .await
+    .expect("the second attempt was not started")
+    .unwrap();
     assert_eq!(s.peer_addr().unwrap().ip(), v4(1));
 }
 
@@ -83,7 +90,8 @@ async fn all_failing_returns_the_last_error() {
     let e = race("none.test", &[v4(1)], port, Duration::from_millis(10)).await.unwrap_err();
     assert_eq!(e.kind(), std::io::ErrorKind::ConnectionRefused);
     // It names the address tried, and keeps Node's code.
-    let dialed = e.get_ref().and_then(|inner| inner.downcast_ref::<super::DialError>()).map(|d| d.addr);
+    let dialed =
+        e.get_ref().and_then(|inner| inner.downcast_ref::<super::DialError>()).map(|d| d.addr);
     assert_eq!(dialed, Some(std::net::SocketAddr::new(v4(1), port)));
     assert_eq!(crate::error::errno_name(&e), "ECONNREFUSED");
 }

@@ -145,11 +145,14 @@ mod tests {
         let waker: Arc<Mutex<Option<std::task::Waker>>> = Arc::default();
         let polls = Arc::new(AtomicUsize::new(0));
         let (w, p) = (waker.clone(), polls.clone());
-        spawn(&inline, std::future::poll_fn(move |cx| {
-            p.fetch_add(1, Ordering::SeqCst);
-            *w.lock() = Some(cx.waker().clone());
-            std::task::Poll::<()>::Pending
-        }));
+        spawn(
+            &inline,
+            std::future::poll_fn(move |cx| {
+                p.fetch_add(1, Ordering::SeqCst);
+                *w.lock() = Some(cx.waker().clone());
+                std::task::Poll::<()>::Pending
+            }),
+        );
         inline.tick();
         assert_eq!(polls.load(Ordering::SeqCst), 1);
         // As Pool::flush does from JS, outside a tick: the wake waits, and the owner knows to tick.

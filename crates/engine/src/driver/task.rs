@@ -114,7 +114,11 @@ impl Wake for TaskWake {
 impl<F> Tracked<F> {
     pub(crate) fn new(ctx: Option<&Arc<DriverCtx>>, fut: F) -> Self {
         let wake = ctx.map(|ctx| {
-            let w = Arc::new(TaskWake { state: AtomicU8::new(IDLE), ctx: ctx.clone(), inner: Mutex::new(None) });
+            let w = Arc::new(TaskWake {
+                state: AtomicU8::new(IDLE),
+                ctx: ctx.clone(),
+                inner: Mutex::new(None),
+            });
             (w.clone(), Waker::from(w))
         });
         Tracked { fut, wake }

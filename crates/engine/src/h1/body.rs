@@ -110,11 +110,7 @@ pub(super) fn valid_chunk_extensions(mut s: &[u8]) -> bool {
         let after_name = skip_ws(s);
         if let Some(r) = after_name.strip_prefix(b"=") {
             let v = skip_ws(r);
-            s = match if v.first() == Some(&b'"') {
-                skip_quoted(v)
-            } else {
-                skip_token(v)
-            } {
+            s = match if v.first() == Some(&b'"') { skip_quoted(v) } else { skip_token(v) } {
                 Some(r) => r,
                 None => return false,
             };

@@ -19,11 +19,7 @@ pub enum Ev {
 fn push(evs: &mut Vec<Ev>, item: Decoded) {
     match item {
         Decoded::Head(h) => {
-            let f = h
-                .headers
-                .iter()
-                .map(|(n, v)| (n.to_vec(), v.to_vec()))
-                .collect();
+            let f = h.headers.iter().map(|(n, v)| (n.to_vec(), v.to_vec())).collect();
             evs.push(Ev::Head(h.status, f, h.keep_alive));
         }
         Decoded::Upgrade(h) => evs.push(Ev::Upgrade(h.status)),
@@ -81,10 +77,7 @@ pub fn decode_pieces(
             Err(e) => evs.push(Ev::Err(e.to_string())),
         }
     }
-    let body: usize = evs
-        .iter()
-        .map(|e| if let Ev::Body(b) = e { b.len() } else { 0 })
-        .sum();
+    let body: usize = evs.iter().map(|e| if let Ev::Body(b) = e { b.len() } else { 0 }).sum();
     assert!(body <= input_len, "more body bytes out than bytes in");
     evs
 }
@@ -104,11 +97,7 @@ pub fn check_decoder(data: &[u8]) {
     }
     let expects: Vec<Expect> = rest[..n]
         .iter()
-        .map(|&k| Expect {
-            head: k & 1 != 0,
-            connect: k & 2 != 0,
-            upgrade: k & 4 != 0,
-        })
+        .map(|&k| Expect { head: k & 1 != 0, connect: k & 2 != 0, upgrade: k & 4 != 0 })
         .collect();
     let mut seed = rest[n] as u64 | 0x9e37_79b9_0000_0000;
     let input = &rest[n + 1..];
@@ -154,11 +143,7 @@ pub fn check_encoder(data: &[u8]) {
     // Lines are separated by CRLF only: no bare CR or LF anywhere.
     let lines: Vec<&[u8]> = body.split(|&b| b == b'\n').collect();
     for (i, l) in lines.iter().enumerate() {
-        let l = if i + 1 < lines.len() {
-            l.strip_suffix(b"\r").expect("LF without CR")
-        } else {
-            l
-        };
+        let l = if i + 1 < lines.len() { l.strip_suffix(b"\r").expect("LF without CR") } else { l };
         assert!(!l.contains(&b'\r'), "bare CR");
         assert!(!l.is_empty(), "empty line inside the head");
     }
@@ -184,7 +169,10 @@ pub fn check_encoder(data: &[u8]) {
     let mut defaults = 0;
     for (i, f) in fields.iter().enumerate() {
         let mut line = strip(lines[at]);
-        if line != wire_form(f) && defaults == 0 && (line == b"connection: keep-alive" || line == b"connection: close") {
+        if line != wire_form(f)
+            && defaults == 0
+            && (line == b"connection: keep-alive" || line == b"connection: close")
+        {
             defaults = 1;
             at += 1;
             line = strip(lines[at]);
@@ -192,12 +180,7 @@ pub fn check_encoder(data: &[u8]) {
         at += 1;
         assert_eq!(line, wire_form(f), "field {i} changed on the wire");
         let colon = f.find(':').unwrap();
-        assert!(
-            f[..colon]
-                .bytes()
-                .all(|b| b.is_ascii_graphic() && b != b':'),
-            "bad name went out"
-        );
+        assert!(f[..colon].bytes().all(|b| b.is_ascii_graphic() && b != b':'), "bad name went out");
     }
     // Only the connection and framing lines follow the given fields.
     let extra = lines.len() - at + defaults;
@@ -320,10 +303,7 @@ mod tests {
             let mut want = Vec::new();
             let mut eof = false;
             for i in 0..count {
-                let expect = Expect {
-                    head: g.upto(5) == 0,
-                    ..Expect::default()
-                };
+                let expect = Expect { head: g.upto(5) == 0, ..Expect::default() };
                 let (bytes, body, close) = response(&mut g, expect, i + 1 == count);
                 expects.push(expect);
                 input.extend_from_slice(&bytes);
@@ -331,12 +311,7 @@ mod tests {
                 eof = close;
             }
             let whole = decode_pieces(&expects, 16 * 1024, &[&input], eof);
-            assert_eq!(
-                bodies(&whole),
-                want,
-                "case {case}: {}",
-                String::from_utf8_lossy(&input)
-            );
+            assert_eq!(bodies(&whole), want, "case {case}: {}", String::from_utf8_lossy(&input));
             for _ in 0..4 {
                 let mut pieces = Vec::new();
                 let mut at = 0;
@@ -346,11 +321,7 @@ mod tests {
                     pieces.push(&input[at..at + n]);
                     at += n;
                 }
-                assert_eq!(
-                    decode_pieces(&expects, 16 * 1024, &pieces, eof),
-                    whole,
-                    "case {case}"
-                );
+                assert_eq!(decode_pieces(&expects, 16 * 1024, &pieces, eof), whole, "case {case}");
             }
         }
     }
@@ -360,19 +331,10 @@ mod tests {
         // The same check the fuzz target runs, over generated and mutated inputs.
         let mut g = Gen(11);
         for _ in 0..3000 {
-            let expect = Expect {
-                head: g.upto(4) == 0,
-                connect: g.upto(8) == 0,
-                upgrade: g.upto(8) == 0,
-            };
-            let (mut bytes, _, _) = response(
-                &mut g,
-                Expect {
-                    head: expect.head,
-                    ..Expect::default()
-                },
-                true,
-            );
+            let expect =
+                Expect { head: g.upto(4) == 0, connect: g.upto(8) == 0, upgrade: g.upto(8) == 0 };
+            let (mut bytes, _, _) =
+                response(&mut g, Expect { head: expect.head, ..Expect::default() }, true);
             for _ in 0..g.upto(3) {
                 let at = g.upto(bytes.len().saturating_sub(1));
                 match g.upto(2) {

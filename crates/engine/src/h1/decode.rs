@@ -6,7 +6,9 @@
 //! Payload is split off the input buffer, never copied.
 use super::body::{parse_chunk_line, take_body};
 pub use super::error::DecodeError;
-use super::head::{heap_header_count, parse_fields, parse_response, Facts, Parsed, RawHead, STACK_HEADERS};
+use super::head::{
+    heap_header_count, parse_fields, parse_response, Facts, Parsed, RawHead, STACK_HEADERS,
+};
 pub use super::head::{Head, HeaderBlock};
 use bytes::{Buf, Bytes, BytesMut};
 use std::collections::VecDeque;
@@ -118,14 +120,12 @@ impl ResponseDecoder {
                 }
             }
             State::Length { keep_alive: true, .. } => Err(DecodeError::Closed),
-            State::Length {
-                remaining,
-                expected,
-                keep_alive: false,
-            } => Err(DecodeError::ContentLengthMismatch {
-                expected: *expected,
-                received: expected.saturating_sub(*remaining),
-            }),
+            State::Length { remaining, expected, keep_alive: false } => {
+                Err(DecodeError::ContentLengthMismatch {
+                    expected: *expected,
+                    received: expected.saturating_sub(*remaining),
+                })
+            }
             State::ChunkSize | State::ChunkData { .. } | State::ChunkDataEnd | State::Trailers => {
                 Err(DecodeError::Closed)
             }
@@ -181,11 +181,7 @@ impl ResponseDecoder {
                     self.finish();
                     return Ok(Some(Decoded::End { trailers: None }));
                 }
-                State::Length {
-                    remaining,
-                    expected,
-                    keep_alive,
-                } => {
+                State::Length { remaining, expected, keep_alive } => {
                     if buf.is_empty() {
                         return Ok(None);
                     }
@@ -193,11 +189,7 @@ impl ResponseDecoder {
                     self.state = if left == 0 {
                         State::EndNow
                     } else {
-                        State::Length {
-                            remaining: left,
-                            expected,
-                            keep_alive,
-                        }
+                        State::Length { remaining: left, expected, keep_alive }
                     };
                     return Ok(Some(Decoded::Data(data)));
                 }
@@ -334,10 +326,7 @@ impl ResponseDecoder {
         let reason = block
             .get(raw.reason.start as usize..raw.reason.end as usize)
             .map_or_else(Bytes::new, |r| block.slice_ref(r));
-        let headers = HeaderBlock {
-            block,
-            fields: raw.fields,
-        };
+        let headers = HeaderBlock { block, fields: raw.fields };
         let facts = Facts::gather(&headers);
         let status = raw.status;
 
@@ -374,9 +363,7 @@ impl ResponseDecoder {
         // Framing errors are checked for every other head, including bodiless ones: a peer that
         // sends contradictory framing cannot be trusted with the rest of the stream.
         if facts.transfer_encoding && (facts.content_length.is_some() || facts.cl_error.is_some()) {
-            return Err(DecodeError::Parse(
-                "content-length and transfer-encoding both present",
-            ));
+            return Err(DecodeError::Parse("content-length and transfer-encoding both present"));
         }
         if let Some(e) = facts.cl_error {
             return Err(DecodeError::Parse(e));
@@ -400,11 +387,7 @@ impl ResponseDecoder {
             if n == 0 {
                 State::EndNow
             } else {
-                State::Length {
-                    remaining: n,
-                    expected: n,
-                    keep_alive: head.keep_alive,
-                }
+                State::Length { remaining: n, expected: n, keep_alive: head.keep_alive }
             }
         } else {
             State::CloseDelimited
@@ -462,11 +445,7 @@ impl ResponseDecoder {
         }
         let block = buf.split_to(len).freeze();
         self.finish();
-        let trailers = if fields.is_empty() {
-            None
-        } else {
-            Some(HeaderBlock { block, fields })
-        };
+        let trailers = if fields.is_empty() { None } else { Some(HeaderBlock { block, fields }) };
         Ok(Some(Decoded::End { trailers }))
     }
 }

@@ -227,10 +227,7 @@ fn write_head(
     }
     out.extend_from_slice(b"\r\n");
 
-    Ok(RequestKind {
-        head: method == b"HEAD",
-        connect: method == b"CONNECT",
-    })
+    Ok(RequestKind { head: method == b"HEAD", connect: method == b"CONNECT" })
 }
 
 fn push_connection(out: &mut Vec<u8>, reset: bool) {
@@ -270,12 +267,9 @@ mod tests {
 
     #[test]
     fn get_exact_bytes() {
-        let (s, k) = enc(
-            "GET\0/index.html?a=1\0host\0example.com\0accept\0*/*",
-            BodyFraming::None,
-            false,
-        )
-        .unwrap();
+        let (s, k) =
+            enc("GET\0/index.html?a=1\0host\0example.com\0accept\0*/*", BodyFraming::None, false)
+                .unwrap();
         assert_eq!(
             s,
             "GET /index.html?a=1 HTTP/1.1\r\nhost: example.com\r\nconnection: keep-alive\r\naccept: */*\r\n\r\n"
@@ -298,10 +292,7 @@ mod tests {
     #[test]
     fn empty_value_allowed() {
         let (s, _) = enc("GET\0/\0host\0h\0x-empty\0", BodyFraming::None, false).unwrap();
-        assert_eq!(
-            s,
-            "GET / HTTP/1.1\r\nhost: h\r\nconnection: keep-alive\r\nx-empty: \r\n\r\n"
-        );
+        assert_eq!(s, "GET / HTTP/1.1\r\nhost: h\r\nconnection: keep-alive\r\nx-empty: \r\n\r\n");
         let (s2, _) = enc("GET\0/\0host\0h\0x-empty\0\0", BodyFraming::None, false).unwrap();
         assert_eq!(s, s2);
     }
@@ -337,8 +328,13 @@ mod tests {
     #[test]
     fn explicit_connection_header_replaces_the_default() {
         let mut out = Vec::new();
-        encode_request_head("GET\0/ws\0host\0h\0connection\0upgrade\0upgrade\0websocket\0x-a\01\0", BodyFraming::None, false, &mut out)
-            .unwrap();
+        encode_request_head(
+            "GET\0/ws\0host\0h\0connection\0upgrade\0upgrade\0websocket\0x-a\01\0",
+            BodyFraming::None,
+            false,
+            &mut out,
+        )
+        .unwrap();
         assert_eq!(out, b"GET /ws HTTP/1.1\r\nhost: h\r\nconnection: upgrade\r\nupgrade: websocket\r\nx-a: 1\r\n\r\n");
     }
 
@@ -361,46 +357,34 @@ mod tests {
     #[test]
     fn reset_without_body() {
         let (s, _) = enc("DELETE\0/x\0host\0h", BodyFraming::None, true).unwrap();
-        assert_eq!(
-            s,
-            "DELETE /x HTTP/1.1\r\nhost: h\r\nconnection: close\r\n\r\n"
-        );
+        assert_eq!(s, "DELETE /x HTTP/1.1\r\nhost: h\r\nconnection: close\r\n\r\n");
     }
 
     #[test]
     fn request_kind() {
         assert_eq!(
             enc("HEAD\0/\0host\0h", BodyFraming::None, false).unwrap().1,
-            RequestKind {
-                head: true,
-                connect: false
-            }
+            RequestKind { head: true, connect: false }
         );
-        let (s, k) = enc(
-            "CONNECT\0example.com:443\0host\0example.com:443",
-            BodyFraming::None,
-            false,
-        )
-        .unwrap();
-        assert_eq!(
-            k,
-            RequestKind {
-                head: false,
-                connect: true
-            }
-        );
+        let (s, k) =
+            enc("CONNECT\0example.com:443\0host\0example.com:443", BodyFraming::None, false)
+                .unwrap();
+        assert_eq!(k, RequestKind { head: false, connect: true });
         assert!(s.starts_with("CONNECT example.com:443 HTTP/1.1\r\n"));
         // Methods are case-sensitive: lowercase `head` is an extension method, not HEAD.
-        assert_eq!(
-            enc("head\0/", BodyFraming::None, false).unwrap().1,
-            RequestKind::default()
-        );
+        assert_eq!(enc("head\0/", BodyFraming::None, false).unwrap().1, RequestKind::default());
     }
 
     #[test]
     fn obs_text_and_tab_in_values() {
         let mut out = Vec::new();
-        encode_request_head("GET\0/\u{e5}\0x-a\0caf\u{e9}\tb\u{ff}\u{80}", BodyFraming::None, false, &mut out).unwrap();
+        encode_request_head(
+            "GET\0/\u{e5}\0x-a\0caf\u{e9}\tb\u{ff}\u{80}",
+            BodyFraming::None,
+            false,
+            &mut out,
+        )
+        .unwrap();
         // One byte per code point (latin1), not UTF-8's two.
         assert!(out.starts_with(b"GET /\xe5 HTTP/1.1\r\n"));
         let line = b"x-a: caf\xe9\tb\xff\x80\r\n";
@@ -438,10 +422,7 @@ mod tests {
         assert_eq!(e("GET\0/\0\0"), InvalidHeaderName(String::new()));
         assert_eq!(e("GET\0/\0x y\0v"), InvalidHeaderName("x y".into()));
         assert_eq!(e("GET\0/\0x:y\0v"), InvalidHeaderName("x:y".into()));
-        assert_eq!(
-            e("GET\0/\0caf\u{e9}\0v"),
-            InvalidHeaderName("caf\u{e9}".into())
-        );
+        assert_eq!(e("GET\0/\0caf\u{e9}\0v"), InvalidHeaderName("caf\u{e9}".into()));
         assert_eq!(e("GET\0/\0x\0a\r\nevil: 1"), InvalidHeaderValue("x".into()));
         assert_eq!(e("GET\0/\0x\0a\nb"), InvalidHeaderValue("x".into()));
         assert_eq!(e("GET\0/\0x\0a\rb"), InvalidHeaderValue("x".into()));

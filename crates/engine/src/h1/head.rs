@@ -38,15 +38,11 @@ impl HeaderBlock {
     }
 
     pub fn iter(&self) -> impl Iterator<Item = (&[u8], &[u8])> {
-        self.fields
-            .iter()
-            .map(move |(n, v)| (self.slice(n), self.slice(v)))
+        self.fields.iter().map(move |(n, v)| (self.slice(n), self.slice(v)))
     }
 
     fn slice(&self, r: &Range<u32>) -> &[u8] {
-        self.block
-            .get(r.start as usize..r.end as usize)
-            .unwrap_or(&[])
+        self.block.get(r.start as usize..r.end as usize).unwrap_or(&[])
     }
 }
 
@@ -121,10 +117,7 @@ pub(super) fn map_httparse_error(e: httparse::Error) -> DecodeError {
 pub(super) fn sub_range(whole: &[u8], part: &[u8]) -> Result<Range<u32>, DecodeError> {
     let start = (part.as_ptr() as usize).wrapping_sub(whole.as_ptr() as usize);
     let end = start.checked_add(part.len()).filter(|&e| e <= whole.len());
-    match (
-        u32::try_from(start),
-        end.and_then(|e| u32::try_from(e).ok()),
-    ) {
+    match (u32::try_from(start), end.and_then(|e| u32::try_from(e).ok())) {
         (Ok(s), Some(e)) if s <= e => Ok(s..e),
         _ => Err(DecodeError::Parse("invalid header")),
     }
@@ -141,10 +134,7 @@ pub(super) fn field_ranges(
     for h in headers {
         // httparse trims the value's leading OWS (and, in recent versions, trailing OWS too);
         // trimming again keeps the contract independent of the httparse version.
-        fields.push((
-            sub_range(whole, h.name.as_bytes())?,
-            sub_range(whole, trim_ows(h.value))?,
-        ));
+        fields.push((sub_range(whole, h.name.as_bytes())?, sub_range(whole, trim_ows(h.value))?));
     }
     Ok(fields)
 }
@@ -166,13 +156,7 @@ pub(super) fn parse_response<'b>(
     };
     let head = bytes.get(..len).unwrap_or(bytes);
     let fields = field_ranges(head, res.headers)?;
-    Ok(Parsed::Complete(RawHead {
-        len,
-        version_minor,
-        status,
-        reason: reason_range(head),
-        fields,
-    }))
+    Ok(Parsed::Complete(RawHead { len, version_minor, status, reason: reason_range(head), fields }))
 }
 
 pub(super) fn parse_fields<'b>(
@@ -194,10 +178,7 @@ pub(super) fn parse_fields<'b>(
 /// message is reported as sent, so it is located again in the validated status line:
 /// `HTTP/1.x SP 3DIGIT [SP reason] (CR)LF`, possibly after empty lines httparse skipped.
 pub(super) fn reason_range(head: &[u8]) -> Range<u32> {
-    let start = head
-        .iter()
-        .position(|&b| b != b'\r' && b != b'\n')
-        .unwrap_or(head.len());
+    let start = head.iter().position(|&b| b != b'\r' && b != b'\n').unwrap_or(head.len());
     let line = head.get(start..).unwrap_or(&[]);
     let mut end = line.iter().position(|&b| b == b'\n').unwrap_or(line.len());
     if end > 0 && line.get(end - 1) == Some(&b'\r') {
@@ -225,9 +206,7 @@ pub(super) fn trim_ows(mut s: &[u8]) -> &[u8] {
 
 /// Non-empty elements of a comma-separated list, trimmed.
 pub(super) fn list_elements(v: &[u8]) -> impl Iterator<Item = &[u8]> {
-    v.split(|&b| b == b',')
-        .map(trim_ows)
-        .filter(|e| !e.is_empty())
+    v.split(|&b| b == b',').map(trim_ows).filter(|e| !e.is_empty())
 }
 
 /// `1*DIGIT` as u64; None on anything else, including overflow.

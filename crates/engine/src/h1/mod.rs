@@ -1,8 +1,8 @@
 //! HTTP/1.1 client codec, sans-IO: request heads are encoded into a byte buffer, response bytes are
 //! decoded into heads, body chunks and ends. No sockets, no timers: `conn/` drives it.
+mod body;
 #[cfg(any(test, feature = "fuzzing"))]
 pub mod check;
-mod body;
 pub mod decode;
 pub mod encode;
 mod error;

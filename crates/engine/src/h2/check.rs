@@ -74,7 +74,9 @@ impl EventSink for Events {
             let id = u32::from_le_bytes(b[at + 1..at + 5].try_into().unwrap());
             let len = u32::from_le_bytes(b[at + 5..at + 9].try_into().unwrap()) as usize;
             let (kind, payload) = match b[at] {
-                events::DATA_OWN => (events::DATA, own.next().expect("DATA_OWN has its bytes").to_vec()),
+                events::DATA_OWN => {
+                    (events::DATA, own.next().expect("DATA_OWN has its bytes").to_vec())
+                }
                 k => (k, b[at + 9..at + 9 + len].to_vec()),
             };
             all.lock().push((kind, id, payload));
@@ -114,7 +116,9 @@ impl ConnOwner for Owner {
         let mut q = self.queue.lock();
         while taker.wants_more() {
             match q.front() {
-                Some(next) if taker.admits(next) => taker.submit(q.pop_front().expect("front exists")),
+                Some(next) if taker.admits(next) => {
+                    taker.submit(q.pop_front().expect("front exists"))
+                }
                 Some(_) => break,
                 None => {
                     *self.waiting.lock() = Some(waker.clone());
@@ -183,7 +187,12 @@ fn pieces(stream: &[u8], seed: u8) -> Vec<(Bytes, u32)> {
     let mut at = 0;
     while at < stream.len() {
         let head = &stream[at..stream.len().min(at + 9)];
-        let len = head.len() + if head.len() == 9 { (usize::from(head[0]) << 16) | (usize::from(head[1]) << 8) | usize::from(head[2]) } else { 0 };
+        let len = head.len()
+            + if head.len() == 9 {
+                (usize::from(head[0]) << 16) | (usize::from(head[1]) << 8) | usize::from(head[2])
+            } else {
+                0
+            };
         let frame = &stream[at..stream.len().min(at + len)];
         for (i, p) in pieces::split(frame, seed).into_iter().enumerate() {
             out.push((Bytes::copy_from_slice(p), if i == 0 { TURNS_PER_FRAME } else { 1 }));
@@ -194,7 +203,11 @@ fn pieces(stream: &[u8], seed: u8) -> Vec<(Bytes, u32)> {
 }
 
 impl AsyncRead for Socket {
-    fn poll_read(mut self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<io::Result<()>> {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
         let s = &mut *self;
         if s.yields > 0 {
             s.yields -= 1;
@@ -230,7 +243,11 @@ impl Drop for Socket {
 }
 
 impl AsyncWrite for Socket {
-    fn poll_write(self: Pin<&mut Self>, _: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
+    fn poll_write(
+        self: Pin<&mut Self>,
+        _: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
         Poll::Ready(Ok(buf.len()))
     }
     fn poll_flush(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<io::Result<()>> {
@@ -250,10 +267,16 @@ struct Ran {
 
 /// Runs a session on a runtime of its own over the server's bytes in `pieces`, to its end.
 fn session(setup: Setup, pieces: Vec<(Bytes, u32)>, record: bool) -> Ran {
-    let rt = tokio::runtime::Builder::new_current_thread().enable_time().build().expect("a runtime starts");
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .build()
+        .expect("a runtime starts");
     rt.block_on(async move {
         let sink = Arc::new(Events(record.then(Mutex::default)));
-        let mut opts = PoolOptions::basic(crate::transport::Target::Tcp { host: "example.test".into(), port: 443 });
+        let mut opts = PoolOptions::basic(crate::transport::Target::Tcp {
+            host: "example.test".into(),
+            port: 443,
+        });
         opts.max_response_size = setup.limit.then_some(MAX_RESPONSE);
         let shared = Shared::new(tokio::runtime::Handle::current(), sink.clone(), None);
         let (mut queue, mut resume_at_eof) = (VecDeque::new(), Vec::new());
@@ -266,7 +289,10 @@ fn session(setup: Setup, pieces: Vec<(Bytes, u32)>, record: bool) -> Ran {
             }
             let method = if i == 0 && setup.head_first { "HEAD" } else { "GET" };
             let (body, expect) = match setup.body {
-                true => (Some(b"hello".to_vec()), setup.expect.then_some(flags::EXPECT_CONTINUE).unwrap_or(0)),
+                true => (
+                    Some(b"hello".to_vec()),
+                    setup.expect.then_some(flags::EXPECT_CONTINUE).unwrap_or(0),
+                ),
                 false => (None, 0),
             };
             let head = format!("{method}\0/{i}\0accept\0*/*\0");
@@ -331,8 +357,14 @@ fn parse_head(p: &[u8]) -> (u16, Option<u64>) {
 #[derive(Debug)]
 enum Phase {
     /// No final head yet; `informational`: 1xx heads since it was (re)sent.
-    Waiting { informational: u32 },
-    Body { length: Option<u64>, got: u64, head_method: bool },
+    Waiting {
+        informational: u32,
+    },
+    Body {
+        length: Option<u64>,
+        got: u64,
+        head_method: bool,
+    },
     Settled,
 }
 
@@ -342,10 +374,12 @@ enum Phase {
 /// its content-length or the size limit, and an END means all of it came; a HEAD has no body.
 fn check_events(setup: Setup, ran: &Ran, input: usize) {
     assert_eq!(ran.calls, [1, 0, 1], "connected, connect_failed, disconnected");
-    let mut phases: HashMap<u32, Phase> = (0..setup.requests).map(|i| (Setup::id(i), Phase::Waiting { informational: 0 })).collect();
+    let mut phases: HashMap<u32, Phase> =
+        (0..setup.requests).map(|i| (Setup::id(i), Phase::Waiting { informational: 0 })).collect();
     let mut data = 0;
     for (kind, id, payload) in &ran.events {
-        let phase = phases.get_mut(id).unwrap_or_else(|| panic!("event {kind} for unknown id {id}"));
+        let phase =
+            phases.get_mut(id).unwrap_or_else(|| panic!("event {kind} for unknown id {id}"));
         *phase = match (std::mem::replace(phase, Phase::Settled), *kind) {
             (Phase::Settled, _) => panic!("event {kind} for {id} after its end: {:?}", ran.events),
             (_, events::ERROR) => {
@@ -353,7 +387,9 @@ fn check_events(setup: Setup, ran: &Ran, input: usize) {
                 assert_ne!(code, ErrorCode::Internal as u16, "a panic in the session");
                 Phase::Settled
             }
-            (Phase::Waiting { informational: 0 }, events::RETRY) => Phase::Waiting { informational: 0 },
+            (Phase::Waiting { informational: 0 }, events::RETRY) => {
+                Phase::Waiting { informational: 0 }
+            }
             (Phase::Waiting { informational }, events::HEAD) => match parse_head(payload) {
                 (status, _) if status < 200 => Phase::Waiting { informational: informational + 1 },
                 (_, length) => {
@@ -365,12 +401,18 @@ fn check_events(setup: Setup, ran: &Ran, input: usize) {
                 let got = got + payload.len() as u64;
                 data += payload.len();
                 assert!(!head_method, "a body for HEAD");
-                assert!(length.is_none_or(|n| got <= n), "{got} bytes past content-length {length:?}");
+                assert!(
+                    length.is_none_or(|n| got <= n),
+                    "{got} bytes past content-length {length:?}"
+                );
                 assert!(!setup.limit || got <= MAX_RESPONSE, "{got} bytes past maxResponseSize");
                 Phase::Body { length, got, head_method }
             }
             (Phase::Body { length, got, head_method }, events::END) => {
-                assert!(head_method || length.is_none_or(|n| got == n), "END after {got} of {length:?} bytes");
+                assert!(
+                    head_method || length.is_none_or(|n| got == n),
+                    "END after {got} of {length:?} bytes"
+                );
                 Phase::Settled
             }
             (p, k) => panic!("event {k} for {id} in {p:?}"),
@@ -380,7 +422,9 @@ fn check_events(setup: Setup, ran: &Ran, input: usize) {
     for (id, phase) in &phases {
         match phase {
             Phase::Settled => assert!(!ran.queued.contains(id), "{id} settled and queued"),
-            Phase::Waiting { informational: 0 } => assert!(ran.queued.contains(id), "{id} neither settled nor queued"),
+            Phase::Waiting { informational: 0 } => {
+                assert!(ran.queued.contains(id), "{id} neither settled nor queued")
+            }
             p => panic!("{id} left in {p:?}"),
         }
     }
@@ -478,7 +522,8 @@ mod tests {
             check_session(&input, no_probe);
             let _ = done.send(());
         });
-        wait.recv_timeout(std::time::Duration::from_secs(5)).expect("the session ends instead of waiting forever");
+        wait.recv_timeout(std::time::Duration::from_secs(5))
+            .expect("the session ends instead of waiting forever");
     }
 
     #[test]

@@ -20,7 +20,11 @@ impl<T> Counted<T> {
 }
 
 impl<T: AsyncRead + Unpin> AsyncRead for Counted<T> {
-    fn poll_read(mut self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<io::Result<()>> {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
         let before = buf.filled().len();
         let room = buf.remaining() > 0;
         let r = Pin::new(&mut self.io).poll_read(cx, buf);
@@ -35,7 +39,11 @@ impl<T: AsyncRead + Unpin> AsyncRead for Counted<T> {
 }
 
 impl<T: AsyncWrite + Unpin> AsyncWrite for Counted<T> {
-    fn poll_write(mut self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
+    fn poll_write(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
         let r = Pin::new(&mut self.io).poll_write(cx, buf);
         if let Poll::Ready(Ok(n)) = r {
             self.signals.sent.fetch_add(n as u64, Ordering::Relaxed);
@@ -43,7 +51,11 @@ impl<T: AsyncWrite + Unpin> AsyncWrite for Counted<T> {
         r
     }
 
-    fn poll_write_vectored(mut self: Pin<&mut Self>, cx: &mut Context<'_>, bufs: &[io::IoSlice<'_>]) -> Poll<io::Result<usize>> {
+    fn poll_write_vectored(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[io::IoSlice<'_>],
+    ) -> Poll<io::Result<usize>> {
         let r = Pin::new(&mut self.io).poll_write_vectored(cx, bufs);
         if let Poll::Ready(Ok(n)) = r {
             self.signals.sent.fetch_add(n as u64, Ordering::Relaxed);

@@ -8,7 +8,8 @@ use http::header::{HeaderName, HeaderValue, CONTENT_LENGTH, EXPECT};
 use http::{Method, Request, Uri};
 
 /// Connection-specific fields: an h2 peer must treat a request carrying them as malformed.
-const CONNECTION_SPECIFIC: [&str; 5] = ["connection", "keep-alive", "proxy-connection", "transfer-encoding", "upgrade"];
+const CONNECTION_SPECIFIC: [&str; 5] =
+    ["connection", "keep-alive", "proxy-connection", "transfer-encoding", "upgrade"];
 
 /// What the stream needs besides the head.
 #[derive(Debug)]
@@ -22,9 +23,16 @@ pub struct Head {
 /// 9113 §8.3.1); `authority` is used when the fields carry no `host`;
 /// `content_length` (the body's size when known) is sent as `content-length`; `expect_continue`
 /// adds `expect: 100-continue`.
-pub fn build(packed: &str, scheme: &str, authority: &str, content_length: Option<u64>, expect_continue: bool) -> Result<Head, EncodeError> {
+pub fn build(
+    packed: &str,
+    scheme: &str,
+    authority: &str,
+    content_length: Option<u64>,
+    expect_continue: bool,
+) -> Result<Head, EncodeError> {
     let mut fields = packed.split('\0');
-    let method = Method::from_bytes(fields.next().unwrap_or("").as_bytes()).map_err(|_| EncodeError::InvalidMethod)?;
+    let method = Method::from_bytes(fields.next().unwrap_or("").as_bytes())
+        .map_err(|_| EncodeError::InvalidMethod)?;
     if method == Method::CONNECT {
         // Extended CONNECT (RFC 8441) is not offered; plain CONNECT tunnels are HTTP/1.1's.
         return Err(EncodeError::InvalidMethod);
@@ -54,7 +62,8 @@ pub fn build(packed: &str, scheme: &str, authority: &str, content_length: Option
         if lower == "te" && !value.eq_ignore_ascii_case("trailers") {
             continue;
         }
-        let n = HeaderName::from_bytes(lower.as_bytes()).map_err(|_| EncodeError::InvalidHeaderName(name.to_owned()))?;
+        let n = HeaderName::from_bytes(lower.as_bytes())
+            .map_err(|_| EncodeError::InvalidHeaderName(name.to_owned()))?;
         let bad = || EncodeError::InvalidHeaderValue(name.to_owned());
         let v = HeaderValue::from_bytes(&latin1(value).ok_or_else(bad)?).map_err(|_| bad())?;
         headers.append(n, v);
@@ -122,19 +131,38 @@ mod tests {
     #[test]
     fn duplicates_are_kept_in_order() {
         let h = build("GET\0/\0a\x001\0A\x002", "https", "o:1", None, false).unwrap();
-        let all: Vec<_> = h.request.headers().get_all("a").iter().map(|v| v.to_str().unwrap()).collect();
+        let all: Vec<_> =
+            h.request.headers().get_all("a").iter().map(|v| v.to_str().unwrap()).collect();
         assert_eq!(all, ["1", "2"]);
     }
 
     #[test]
     fn bad_input_is_refused() {
-        assert_eq!(build("G ET\0/", "https", "o:1", None, false).unwrap_err(), EncodeError::InvalidMethod);
-        assert_eq!(build("CONNECT\0o:443", "https", "o:1", None, false).unwrap_err(), EncodeError::InvalidMethod);
-        assert_eq!(build("GET\0/a b", "https", "o:1", None, false).unwrap_err(), EncodeError::InvalidPath);
+        assert_eq!(
+            build("G ET\0/", "https", "o:1", None, false).unwrap_err(),
+            EncodeError::InvalidMethod
+        );
+        assert_eq!(
+            build("CONNECT\0o:443", "https", "o:1", None, false).unwrap_err(),
+            EncodeError::InvalidMethod
+        );
+        assert_eq!(
+            build("GET\0/a b", "https", "o:1", None, false).unwrap_err(),
+            EncodeError::InvalidPath
+        );
         assert_eq!(build("GET", "https", "o:1", None, false).unwrap_err(), EncodeError::Malformed);
-        assert!(matches!(build("GET\0/\0bad name\0v", "https", "o:1", None, false), Err(EncodeError::InvalidHeaderName(_))));
-        assert!(matches!(build("GET\0/\0x\0a\rb", "https", "o:1", None, false), Err(EncodeError::InvalidHeaderValue(_))));
-        assert!(matches!(build("GET\0/\0x\0\u{20ac}", "https", "o:1", None, false), Err(EncodeError::InvalidHeaderValue(_))));
+        assert!(matches!(
+            build("GET\0/\0bad name\0v", "https", "o:1", None, false),
+            Err(EncodeError::InvalidHeaderName(_))
+        ));
+        assert!(matches!(
+            build("GET\0/\0x\0a\rb", "https", "o:1", None, false),
+            Err(EncodeError::InvalidHeaderValue(_))
+        ));
+        assert!(matches!(
+            build("GET\0/\0x\0\u{20ac}", "https", "o:1", None, false),
+            Err(EncodeError::InvalidHeaderValue(_))
+        ));
     }
 
     #[test]

@@ -2,8 +2,8 @@
 //! the same HEAD / END events as HTTP/1.1's (one decoder in TypeScript for both protocols).
 use crate::error::ErrorCode;
 use crate::h1::{Head, HeaderBlock};
-use bytes::{Bytes, BytesMut};
 use ::h2::Reason;
+use bytes::{Bytes, BytesMut};
 use http::HeaderMap;
 
 /// The fields of `map` as a header block (names are already lower-case on h2).
@@ -40,9 +40,21 @@ pub fn describe(e: &::h2::Error) -> (ErrorCode, String) {
     }
     let reason = e.reason().unwrap_or(Reason::INTERNAL_ERROR);
     if e.is_go_away() {
-        (ErrorCode::Socket, format!("HTTP/2: \"GOAWAY\" frame received with code {} ({reason:?})", u32::from(reason)))
+        (
+            ErrorCode::Socket,
+            format!(
+                "HTTP/2: \"GOAWAY\" frame received with code {} ({reason:?})",
+                u32::from(reason)
+            ),
+        )
     } else if e.is_reset() {
-        (ErrorCode::Socket, format!("HTTP/2: \"RST_STREAM\" frame received with code {} ({reason:?})", u32::from(reason)))
+        (
+            ErrorCode::Socket,
+            format!(
+                "HTTP/2: \"RST_STREAM\" frame received with code {} ({reason:?})",
+                u32::from(reason)
+            ),
+        )
     } else {
         (ErrorCode::Socket, format!("HTTP/2: {e}"))
     }
@@ -67,7 +79,9 @@ mod tests {
         let b = header_block(&m);
         let got: Vec<(String, String)> = b
             .iter()
-            .map(|(n, v)| (String::from_utf8(n.to_vec()).unwrap(), String::from_utf8(v.to_vec()).unwrap()))
+            .map(|(n, v)| {
+                (String::from_utf8(n.to_vec()).unwrap(), String::from_utf8(v.to_vec()).unwrap())
+            })
             .collect();
         assert_eq!(got.len(), 3);
         assert!(got.contains(&("a".into(), "1".into())) && got.contains(&("a".into(), "3".into())));

@@ -13,13 +13,15 @@ use super::counted::Counted;
 use super::request;
 use super::response::describe;
 use super::stream::{Outcome, Signals, Stream};
+use crate::driver::task::tracked;
+use crate::driver::Timer;
 use crate::error::ErrorCode;
 use crate::events;
 use crate::owner::{ConnOwner, Taker};
 use crate::request::{flags, Request, StreamLength};
-use bytes::Bytes;
 use ::h2::client::{Connection, SendRequest};
 use ::h2::{Ping, PingPong};
+use bytes::Bytes;
 use std::future::{poll_fn, Future};
 use std::pin::Pin;
 use std::sync::atomic::Ordering;
@@ -27,8 +29,6 @@ use std::sync::Arc;
 use std::task::{Context, Poll};
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::task::JoinSet;
-use crate::driver::task::tracked;
-use crate::driver::Timer;
 use tokio::time::Instant;
 
 /// The message of the `disconnect` a GOAWAY causes (the spec's exact words).
@@ -81,20 +81,23 @@ where
         .max_header_list_size(pool.opts().max_header_size.min(u32::MAX as usize) as u32);
     let signals = Arc::new(Signals { addrs: addrs.clone(), ..Signals::default() });
     let io = Counted::new(io, signals.clone());
-    let (send, mut connection): (SendRequest<Bytes>, Connection<Counted<T>, Bytes>) = match builder.handshake(io).await {
-        Ok(pair) => pair,
-        Err(e) => {
-            let (code, msg) = describe(&e);
-            return pool.connect_failed(conn_id, code, "", "", &msg);
-        }
-    };
+    let (send, mut connection): (SendRequest<Bytes>, Connection<Counted<T>, Bytes>) =
+        match builder.handshake(io).await {
+            Ok(pair) => pair,
+            Err(e) => {
+                let (code, msg) = describe(&e);
+                return pool.connect_failed(conn_id, code, "", "", &msg);
+            }
+        };
     let ping = match (pool.opts().h2.ping_interval, connection.ping_pong()) {
         (Some(every), Some(pp)) if !every.is_zero() => Some((pp, Timer::after(every), false)),
         _ => None,
     };
     pool.connected(conn_id, "h2", &addrs);
     let authority = match &pool.opts().target {
-        crate::transport::Target::Tcp { host, port } if host.contains(':') => format!("[{host}]:{port}"),
+        crate::transport::Target::Tcp { host, port } if host.contains(':') => {
+            format!("[{host}]:{port}")
+        }
         crate::transport::Target::Tcp { host, port } => format!("{host}:{port}"),
         #[cfg(unix)]
         crate::transport::Target::Unix { .. } => "localhost".to_string(),
@@ -118,7 +121,11 @@ where
 
 impl Session {
     /// `connection` is None once its future finished (the socket is closed).
-    fn poll<T>(&mut self, cx: &mut Context<'_>, connection: &mut Option<Connection<T, Bytes>>) -> Poll<()>
+    fn poll<T>(
+        &mut self,
+        cx: &mut Context<'_>,
+        connection: &mut Option<Connection<T, Bytes>>,
+    ) -> Poll<()>
     where
         T: AsyncRead + AsyncWrite + Unpin,
     {
@@ -303,7 +310,15 @@ impl Session {
                     let id = req.id;
                     pool.shared().emit(|w| w.bytes(events::SENT, id, self.addrs.as_bytes()));
                 }
-                let mut stream = Stream::new(self.pool.clone(), req, response, send, head.head_method, piped, expect);
+                let mut stream = Stream::new(
+                    self.pool.clone(),
+                    req,
+                    response,
+                    send,
+                    head.head_method,
+                    piped,
+                    expect,
+                );
                 stream.signals = self.signals.clone();
                 self.streams.spawn(tracked(async move { poll_fn(|cx| stream.poll(cx)).await }));
             }

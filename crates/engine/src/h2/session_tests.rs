@@ -18,12 +18,20 @@ use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 /// EPIPE; nothing ever arrives to read.
 struct BreaksOnWrite(Arc<AtomicBool>);
 impl AsyncRead for BreaksOnWrite {
-    fn poll_read(self: Pin<&mut Self>, _: &mut Context<'_>, _: &mut ReadBuf<'_>) -> Poll<io::Result<()>> {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        _: &mut Context<'_>,
+        _: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
         Poll::Pending
     }
 }
 impl AsyncWrite for BreaksOnWrite {
-    fn poll_write(self: Pin<&mut Self>, _: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
+    fn poll_write(
+        self: Pin<&mut Self>,
+        _: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
         if self.0.load(Ordering::SeqCst) {
             return Poll::Ready(Err(io::ErrorKind::BrokenPipe.into()));
         }
@@ -48,7 +56,8 @@ async fn a_socket_that_fails_on_write_fails_the_request_waiting_for_its_response
     assert!(events.until(events::CONNECTED, 1).await.is_some(), "the handshake completes");
     broken.store(true, Ordering::SeqCst);
     pool.dispatch(7, "GET\0/\0".into(), None, 0, StreamLength::Chunked, None, None, true).unwrap();
-    let err = events.until(events::ERROR, 7).await.expect("the request fails instead of waiting forever");
+    let err =
+        events.until(events::ERROR, 7).await.expect("the request fails instead of waiting forever");
     let (_, _, _, message) = crate::test_events::error_record(&err);
     assert!(message.starts_with("HTTP/2: "), "{message}");
 }
@@ -72,14 +81,27 @@ async fn resumed_after_the_connection_ended(server: Vec<u8>) -> Vec<u8> {
     let (client, mut peer) = tokio::io::duplex(1 << 20);
     tokio::spawn(run(pool.clone(), 0, client, "a|b".into()));
     assert!(events.until(events::CONNECTED, 1).await.is_some(), "the handshake completes");
-    pool.dispatch(7, "GET\0/\0".into(), None, flags::OBSERVE, StreamLength::Chunked, None, None, true).unwrap();
+    pool.dispatch(
+        7,
+        "GET\0/\0".into(),
+        None,
+        flags::OBSERVE,
+        StreamLength::Chunked,
+        None,
+        None,
+        true,
+    )
+    .unwrap();
     let ctl = pool.shared().ctl(7).expect("registered");
     ctl.pause();
     // The stream is open before the server answers on it.
     assert!(events.until(events::SENT, 7).await.is_some(), "the request is sent");
     peer.write_all(&server).await.unwrap();
     drop(peer);
-    assert!(events.until(events::DISCONNECTED, 1).await.is_some(), "the session sees the end of file");
+    assert!(
+        events.until(events::DISCONNECTED, 1).await.is_some(),
+        "the session sees the end of file"
+    );
     ctl.resume();
     // Within 2 s (a tokio timeout in `until`), not forever.
     events.until(events::ERROR, 7).await.expect("the resumed request fails");

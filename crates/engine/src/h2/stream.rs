@@ -3,13 +3,14 @@
 //! through the request's `ReqCtl`: pause stops taking data (so no window is granted and the
 //! server stops sending on this stream only), abort resets the stream with CANCEL.
 use super::response::{describe, head, header_block, unprocessed};
+use crate::driver::Timer;
 use crate::error::ErrorCode;
 use crate::events::{self, Writer};
 use crate::owner::ConnOwner;
 use crate::request::{flags, ReqCtl, Request};
-use bytes::Bytes;
 use ::h2::client::ResponseFuture;
 use ::h2::{Reason, RecvStream, SendStream};
+use bytes::Bytes;
 use std::collections::VecDeque;
 use std::future::Future;
 use std::pin::Pin;
@@ -17,7 +18,6 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::task::{Context, Poll};
 use std::time::Duration;
-use crate::driver::Timer;
 use tokio::time::Instant;
 
 /// How a stream ended, for its session.
@@ -52,16 +52,26 @@ pub(crate) struct Signals {
 impl Signals {
     /// The session's connection, for an error record (`events::socket_info`).
     pub fn socket_info(&self) -> String {
-        events::socket_info(self.sent.load(Ordering::Relaxed), self.read.load(Ordering::Relaxed), &self.addrs)
+        events::socket_info(
+            self.sent.load(Ordering::Relaxed),
+            self.read.load(Ordering::Relaxed),
+            &self.addrs,
+        )
     }
 }
 
 /// Where the request body stands.
 enum Body {
     /// Bytes still to send (a fixed body, or what JS wrote so far); `end` once nothing follows.
-    Sending { chunks: VecDeque<Bytes>, end: bool },
+    Sending {
+        chunks: VecDeque<Bytes>,
+        end: bool,
+    },
     /// Arriving from JS through the request's pipe; `remaining` under a known length.
-    Piped { chunks: VecDeque<Bytes>, remaining: Option<u64> },
+    Piped {
+        chunks: VecDeque<Bytes>,
+        remaining: Option<u64>,
+    },
     Done,
 }
 
@@ -264,7 +274,10 @@ impl Stream {
                     self.received += chunk.len() as u64;
                     if self.pool.opts().max_response_size.is_some_and(|max| self.received > max) {
                         self.send.send_reset(Reason::CANCEL);
-                        return Some(self.error(ErrorCode::ResponseTooLarge, "Response content exceeded max size"));
+                        return Some(self.error(
+                            ErrorCode::ResponseTooLarge,
+                            "Response content exceeded max size",
+                        ));
                     }
                     let id = self.id;
                     self.pool.shared().emit(|w| w.data(id, chunk));
@@ -272,7 +285,9 @@ impl Stream {
                         self.arm(self.body_timeout);
                     }
                 }
-                Poll::Ready(Some(Err(e))) => return Some(self.ended_by_reset(&e).unwrap_or_else(|| self.failed(&e))),
+                Poll::Ready(Some(Err(e))) => {
+                    return Some(self.ended_by_reset(&e).unwrap_or_else(|| self.failed(&e)))
+                }
                 Poll::Ready(None) => break,
             }
         }
@@ -342,7 +357,11 @@ impl Stream {
                 Poll::Ready(Some(Err(e))) => return Err(self.failed(&e)),
                 Poll::Ready(Some(Ok(0))) => return Ok(()),
                 Poll::Ready(Some(Ok(n))) => {
-                    let piece = if n >= front.len() { chunks.pop_front().expect("front exists") } else { front.split_to(n) };
+                    let piece = if n >= front.len() {
+                        chunks.pop_front().expect("front exists")
+                    } else {
+                        front.split_to(n)
+                    };
                     let last = finishing && chunks.is_empty();
                     if let Err(e) = self.send.send_data(piece, last) {
                         return Err(self.failed(&e));
@@ -370,7 +389,10 @@ impl Stream {
 
     fn length_mismatch(&mut self) -> Outcome {
         self.send.send_reset(Reason::CANCEL);
-        self.error(ErrorCode::RequestContentLengthMismatch, "Request body length does not match content-length header")
+        self.error(
+            ErrorCode::RequestContentLengthMismatch,
+            "Request body length does not match content-length header",
+        )
     }
 
     fn failed(&mut self, e: &::h2::Error) -> Outcome {
@@ -397,8 +419,11 @@ impl Stream {
     fn error(&mut self, code: ErrorCode, msg: &str) -> Outcome {
         let id = self.id;
         if !self.ctl.aborted() {
-            let socket = if code == ErrorCode::Socket { self.signals.socket_info() } else { String::new() };
-            self.pool.shared().emit(|w: &mut Writer<'_>| w.socket_error(events::ERROR, id, code, "", &socket, msg));
+            let socket =
+                if code == ErrorCode::Socket { self.signals.socket_info() } else { String::new() };
+            self.pool.shared().emit(|w: &mut Writer<'_>| {
+                w.socket_error(events::ERROR, id, code, "", &socket, msg)
+            });
         }
         self.settle()
     }
@@ -437,9 +462,16 @@ impl Drop for Stream {
             let id = self.id;
             self.pool.shared().forget(id);
             if !self.ctl.aborted() && !self.pool.destroyed() {
-                let (code, msg) = self.signals.teardown.get().cloned().unwrap_or((ErrorCode::Socket, "HTTP/2: the session closed".into()));
+                let (code, msg) = self
+                    .signals
+                    .teardown
+                    .get()
+                    .cloned()
+                    .unwrap_or((ErrorCode::Socket, "HTTP/2: the session closed".into()));
                 let socket = self.signals.socket_info();
-                self.pool.shared().emit(|w| w.socket_error(events::ERROR, id, code, "", &socket, &msg));
+                self.pool
+                    .shared()
+                    .emit(|w| w.socket_error(events::ERROR, id, code, "", &socket, &msg));
             }
         }
     }

@@ -62,8 +62,10 @@ impl Transport {
         tls: &TlsConnector,
         timeout: Option<Duration>,
     ) -> Result<Transport, ConnectError> {
-        with_timeout(timeout, async { tls.handshake(Plain::Bridged(io)).await.map(|s| Transport::Tls(Box::new(s))) })
-            .await
+        with_timeout(timeout, async {
+            tls.handshake(Plain::Bridged(io)).await.map(|s| Transport::Tls(Box::new(s)))
+        })
+        .await
     }
 
     /// The protocol agreed through ALPN, if TLS negotiated one.

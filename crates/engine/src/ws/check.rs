@@ -152,17 +152,36 @@ fn check_events(evs: &[Ev], max: usize, plain_bytes: Option<usize>) {
                 assert_eq!(i + 2, evs.len(), "events after the end: {evs:?}");
                 match next {
                     Some(Ev::Fail(code)) => {
-                        assert!([PROTOCOL_ERROR, INVALID_DATA, POLICY_VIOLATION, TOO_BIG].contains(code), "fail code {code}");
-                        assert_eq!(payload[..2], code.to_be_bytes(), "close frame does not carry the failure's code");
+                        assert!(
+                            [PROTOCOL_ERROR, INVALID_DATA, POLICY_VIOLATION, TOO_BIG]
+                                .contains(code),
+                            "fail code {code}"
+                        );
+                        assert_eq!(
+                            payload[..2],
+                            code.to_be_bytes(),
+                            "close frame does not carry the failure's code"
+                        );
                         // …and a reason, as undici sends one (at most 123 bytes of UTF-8, §5.5).
-                        let reason = std::str::from_utf8(&payload[2..]).expect("the failure's reason is UTF-8");
-                        assert!(!reason.is_empty() && reason.len() <= 123, "failure reason {reason:?}");
+                        let reason = std::str::from_utf8(&payload[2..])
+                            .expect("the failure's reason is UTF-8");
+                        assert!(
+                            !reason.is_empty() && reason.len() <= 123,
+                            "failure reason {reason:?}"
+                        );
                     }
                     Some(Ev::Close(code, _)) => {
-                        assert!(code.is_none_or(is_valid_close_code), "accepted close code {code:?}");
+                        assert!(
+                            code.is_none_or(is_valid_close_code),
+                            "accepted close code {code:?}"
+                        );
                         // The echo carries the server's code and no reason (§5.5.1).
                         let echo = code.map(u16::to_be_bytes);
-                        assert_eq!(payload[..], *echo.as_ref().map_or(&[][..], |c| &c[..]), "close echo");
+                        assert_eq!(
+                            payload[..],
+                            *echo.as_ref().map_or(&[][..], |c| &c[..]),
+                            "close echo"
+                        );
                     }
                     other => panic!("close frame written, then {other:?}"),
                 }
@@ -204,8 +223,12 @@ pub fn reference(stream: &[u8], max: usize, max_frames: usize) -> Vec<Ev> {
             return evs;
         }
         let (len, head) = match short {
-            126 if stream.len() >= at + 4 => (u64::from(u16::from_be_bytes([stream[at + 2], stream[at + 3]])), 4),
-            127 if stream.len() >= at + 10 => (u64::from_be_bytes(stream[at + 2..at + 10].try_into().unwrap()), 10),
+            126 if stream.len() >= at + 4 => {
+                (u64::from(u16::from_be_bytes([stream[at + 2], stream[at + 3]])), 4)
+            }
+            127 if stream.len() >= at + 10 => {
+                (u64::from_be_bytes(stream[at + 2..at + 10].try_into().unwrap()), 10)
+            }
             126 | 127 => return evs,
             n => (n as u64, 2),
         };
@@ -235,7 +258,11 @@ pub fn reference(stream: &[u8], max: usize, max_frames: usize) -> Vec<Ev> {
             }
         }
         at += head;
-        let Some(payload) = stream.get(at..).filter(|rest| rest.len() as u64 >= len).map(|rest| &rest[..len as usize]) else {
+        let Some(payload) = stream
+            .get(at..)
+            .filter(|rest| rest.len() as u64 >= len)
+            .map(|rest| &rest[..len as usize])
+        else {
             return evs;
         };
         at += payload.len();
@@ -250,7 +277,11 @@ pub fn reference(stream: &[u8], max: usize, max_frames: usize) -> Vec<Ev> {
             }
             if fin {
                 let (text, bytes) = msg.take().unwrap();
-                evs.push(if text { Ev::Text(String::from_utf8(bytes).unwrap()) } else { Ev::Binary(bytes) });
+                evs.push(if text {
+                    Ev::Text(String::from_utf8(bytes).unwrap())
+                } else {
+                    Ev::Binary(bytes)
+                });
             }
             continue;
         }
@@ -261,7 +292,8 @@ pub fn reference(stream: &[u8], max: usize, max_frames: usize) -> Vec<Ev> {
             }
             10 => evs.push(Ev::Pong(payload.to_vec())),
             _ => {
-                let code = (payload.len() >= 2).then(|| u16::from_be_bytes([payload[0], payload[1]]));
+                let code =
+                    (payload.len() >= 2).then(|| u16::from_be_bytes([payload[0], payload[1]]));
                 if payload.len() == 1 || code.is_some_and(|c| !is_valid_close_code(c)) {
                     fail(&mut evs, PROTOCOL_ERROR);
                 } else if let Ok(reason) = std::str::from_utf8(payload.get(2..).unwrap_or(&[])) {
@@ -299,12 +331,19 @@ pub fn check_codec(data: &[u8], probe: Probe) {
     };
     let max = [125, 1024, 64 << 10, 1 << 20][usize::from((cfg >> 2) & 3)];
     let max_frames = [DEFAULT_MAX_FRAGMENTS, 1, 2, 5][usize::from((cfg >> 4) & 3)];
-    let deflate = (cfg & 1 != 0).then(|| DeflateParams { server_no_context_takeover: cfg & 2 != 0, ..DeflateParams::default() });
+    let deflate = (cfg & 1 != 0).then(|| DeflateParams {
+        server_no_context_takeover: cfg & 2 != 0,
+        ..DeflateParams::default()
+    });
     let codec = || Codec::new(max, deflate).with_max_fragments(max_frames);
     let whole = feed(&mut codec(), &[stream]);
     check_events(&whole, max, deflate.is_none().then_some(stream.len()));
     if deflate.is_none() {
-        assert_eq!(without_reasons(&whole), reference(stream, max, max_frames), "the codec differs from the reference");
+        assert_eq!(
+            without_reasons(&whole),
+            reference(stream, max, max_frames),
+            "the codec differs from the reference"
+        );
     }
     let pieces = pieces::split(stream, *seed);
     assert_eq!(feed(&mut codec(), &pieces), whole, "split feed differs from whole feed");

@@ -3,10 +3,10 @@
 //! code RFC 6455 §7.4.1 names (1002 protocol, 1007 bad data, 1008 policy: too many fragments,
 //! 1009 too big).
 use super::close::close_code::{INVALID_DATA, POLICY_VIOLATION, PROTOCOL_ERROR, TOO_BIG};
+use super::close::is_valid_close_code;
 use super::deflate::{Deflater, InflateError, Inflater};
 use super::extension::DeflateParams;
 use super::frame::{self, Header};
-use super::close::is_valid_close_code;
 use super::masks::Masks;
 
 /// Default largest message accepted (compressed and after decompression): 128 MiB, undici's
@@ -201,7 +201,11 @@ impl Codec {
                     return self.fail(PROTOCOL_ERROR, "Unexpected continuation frame", sink)
                 }
                 (frame::CONTINUATION, Some(_)) if h.rsv1 => {
-                    return self.fail(PROTOCOL_ERROR, "Expected RSV1 to be clear on a continuation frame", sink)
+                    return self.fail(
+                        PROTOCOL_ERROR,
+                        "Expected RSV1 to be clear on a continuation frame",
+                        sink,
+                    )
                 }
                 (frame::CONTINUATION, Some(_)) => {
                     self.msg_frames += 1;
@@ -211,7 +215,9 @@ impl Codec {
                         return self.fail(POLICY_VIOLATION, "Too many message fragments", sink);
                     }
                 }
-                (_, Some(_)) => return self.fail(PROTOCOL_ERROR, "Expected continuation frame", sink),
+                (_, Some(_)) => {
+                    return self.fail(PROTOCOL_ERROR, "Expected continuation frame", sink)
+                }
                 (op, None) => {
                     self.msg_opcode = Some(op);
                     self.msg_compressed = h.rsv1;
@@ -257,15 +263,20 @@ impl Codec {
         let mut payload: &[u8] = whole.unwrap_or(&assembled);
         let mut unchecked = &payload[checked.min(payload.len())..];
         if std::mem::take(&mut self.msg_compressed) {
-            let inflater = self.inflater.as_mut().expect("RSV1 is only accepted with permessage-deflate");
+            let inflater =
+                self.inflater.as_mut().expect("RSV1 is only accepted with permessage-deflate");
             inflated.clear();
             match inflater.inflate(payload, &mut inflated, self.max) {
                 Ok(()) => {
                     payload = &inflated;
                     unchecked = payload;
                 }
-                Err(InflateError::TooBig) => return self.fail(TOO_BIG, "Max decompressed message size exceeded", sink),
-                Err(InflateError::Corrupt(_)) => return self.fail(INVALID_DATA, "Invalid compressed data", sink),
+                Err(InflateError::TooBig) => {
+                    return self.fail(TOO_BIG, "Max decompressed message size exceeded", sink)
+                }
+                Err(InflateError::Corrupt(_)) => {
+                    return self.fail(INVALID_DATA, "Invalid compressed data", sink)
+                }
             }
         }
         if text && std::str::from_utf8(unchecked).is_err() {
@@ -300,7 +311,9 @@ impl Codec {
     fn close_frame(&mut self, payload: &[u8], sink: &mut dyn Sink) {
         let code = match payload.len() {
             0 => None,
-            1 => return self.fail(PROTOCOL_ERROR, "Received close frame with a 1-byte body.", sink),
+            1 => {
+                return self.fail(PROTOCOL_ERROR, "Received close frame with a 1-byte body.", sink)
+            }
             _ => Some(u16::from_be_bytes([payload[0], payload[1]])),
         };
         if code.is_some_and(|c| !is_valid_close_code(c)) {

@@ -20,11 +20,19 @@ pub enum InflateError {
 impl Inflater {
     pub fn new(p: &DeflateParams) -> Self {
         // A 15-bit window reads any smaller window the server chose.
-        Inflater { z: Decompress::new_with_window_bits(false, 15), reset_each_message: p.server_no_context_takeover }
+        Inflater {
+            z: Decompress::new_with_window_bits(false, 15),
+            reset_each_message: p.server_no_context_takeover,
+        }
     }
 
     /// Decompresses one whole message into `out` (empty), never holding more than `max` + 1 bytes.
-    pub fn inflate(&mut self, input: &[u8], out: &mut Vec<u8>, max: usize) -> Result<(), InflateError> {
+    pub fn inflate(
+        &mut self,
+        input: &[u8],
+        out: &mut Vec<u8>,
+        max: usize,
+    ) -> Result<(), InflateError> {
         for part in [input, &TAIL[..]] {
             let mut pos = 0;
             loop {
@@ -84,7 +92,8 @@ impl Deflater {
         if p.client_max_window_bits < 9 {
             return None;
         }
-        let z = Compress::new_with_window_bits(Compression::new(1), false, p.client_max_window_bits);
+        let z =
+            Compress::new_with_window_bits(Compression::new(1), false, p.client_max_window_bits);
         Some(Deflater { z, reset_each_message: p.client_no_context_takeover })
     }
 

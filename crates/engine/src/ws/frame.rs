@@ -46,7 +46,9 @@ impl HeaderError {
             HeaderError::ReservedBits => "RSV1, RSV2, RSV3 must be clear",
             HeaderError::UnknownOpcode => "Invalid opcode received",
             HeaderError::Masked => "Frame cannot be masked",
-            HeaderError::ControlTooLong | HeaderError::ControlFragmented => "Control frame either too large or fragmented",
+            HeaderError::ControlTooLong | HeaderError::ControlFragmented => {
+                "Control frame either too large or fragmented"
+            }
             HeaderError::LengthTooLarge => "Payload length has its most significant bit set",
         }
     }
@@ -103,7 +105,9 @@ pub fn parse(buf: &[u8], rsv1_allowed: bool) -> Result<Option<Header>, HeaderErr
 
 /// XORs `buf` with `mask`; `buf[0]` is payload byte 0 of the frame.
 pub fn apply_mask(buf: &mut [u8], mask: [u8; 4]) {
-    let word = u64::from_ne_bytes([mask[0], mask[1], mask[2], mask[3], mask[0], mask[1], mask[2], mask[3]]);
+    let word = u64::from_ne_bytes([
+        mask[0], mask[1], mask[2], mask[3], mask[0], mask[1], mask[2], mask[3],
+    ]);
     let mut chunks = buf.chunks_exact_mut(8);
     for chunk in &mut chunks {
         let v = u64::from_ne_bytes((&*chunk).try_into().unwrap()) ^ word;

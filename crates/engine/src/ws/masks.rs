@@ -15,7 +15,12 @@ impl Masks {
             getrandom::getrandom(&mut self.pool).expect("the OS random source failed");
             self.pos = 0;
         }
-        let m = [self.pool[self.pos], self.pool[self.pos + 1], self.pool[self.pos + 2], self.pool[self.pos + 3]];
+        let m = [
+            self.pool[self.pos],
+            self.pool[self.pos + 1],
+            self.pool[self.pos + 2],
+            self.pool[self.pos + 3],
+        ];
         self.pos += 4;
         m
     }

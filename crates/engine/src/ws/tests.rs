@@ -1,8 +1,8 @@
 //! Codec tests: every stream is also fed split at every byte and one byte at a time, and must
 //! give the same events; every protocol violation fails with its close code.
+use super::check::{check_codec, client_frame, feed as run, sf, Ev};
 use super::deflate::{Deflater, Inflater};
 use super::extension::{parse_response, DeflateParams};
-use super::check::{check_codec, client_frame, feed as run, sf, Ev};
 use super::frame::{self, HeaderError};
 use super::Codec;
 use crate::pieces::Gen;
@@ -48,7 +48,10 @@ fn frames_of_every_length_form() {
     let evs = every_split(&plain, &stream[..short_end]);
     assert_eq!(evs, vec![Ev::Text("hello".into()), Ev::Binary(mid.clone())]);
     let evs = run(&mut plain(), &[&stream]);
-    assert_eq!(evs, vec![Ev::Text("hello".into()), Ev::Binary(mid), Ev::Binary(big), Ev::Text(String::new())]);
+    assert_eq!(
+        evs,
+        vec![Ev::Text("hello".into()), Ev::Binary(mid), Ev::Binary(big), Ev::Text(String::new())]
+    );
     // The 64-bit length form, split inside its header at every byte.
     for i in 1..10 {
         let evs = run(&mut plain(), &[&stream[..short_end + i], &stream[short_end + i..]]);
@@ -104,7 +107,10 @@ fn a_close_we_started_is_not_answered_again() {
     assert!(c.encode_close(Some(4000), b"done", &mut out));
     assert_eq!(client_frame(&out), (frame::CLOSE, b"\x0f\xa0done".to_vec(), false));
     assert!(!c.encode_close(Some(1000), b"", &mut out), "one close only");
-    let evs = run(&mut c, &[&sf(true, false, frame::PING, b"x"), &sf(true, false, frame::CLOSE, &[0x0F, 0xA0])]);
+    let evs = run(
+        &mut c,
+        &[&sf(true, false, frame::PING, b"x"), &sf(true, false, frame::CLOSE, &[0x0F, 0xA0])],
+    );
     assert_eq!(evs, vec![Ev::Ping(b"x".to_vec()), Ev::Close(Some(4000), String::new())]);
     assert!(c.close_sent() && c.close_received());
     let mut out = Vec::new();
@@ -173,7 +179,8 @@ fn bad_utf8_closes_with_1007() {
     fails(&plain, &s, 1007);
     fails(&plain, &sf(true, false, frame::CLOSE, &[0x03, 0xE8, 0xFF]), 1007);
     fails(&deflating, &sf(true, true, frame::TEXT, &server_deflate(&[0xC3, 0x28])), 1007);
-    fails(&deflating, &sf(true, true, frame::BINARY, &[0xFF, 0xFF, 0xFF, 0xFF]), 1007); // not deflate
+    fails(&deflating, &sf(true, true, frame::BINARY, &[0xFF, 0xFF, 0xFF, 0xFF]), 1007);
+    // not deflate
 }
 
 #[test]
@@ -199,16 +206,28 @@ fn oversized_messages_close_with_1009() {
     let mut s = sf(false, false, frame::BINARY, &[0; 6]);
     s.extend(sf(true, false, frame::CONTINUATION, &[0; 5]));
     fails(&small, &s, 1009);
-    assert_eq!(run(&mut small(), &[&sf(true, false, frame::BINARY, &[0; 10])]), vec![Ev::Binary(vec![0; 10])]);
+    assert_eq!(
+        run(&mut small(), &[&sf(true, false, frame::BINARY, &[0; 10])]),
+        vec![Ev::Binary(vec![0; 10])]
+    );
     // A small compressed frame that inflates past the limit (a "zip bomb").
     let bomb = server_deflate(&vec![0u8; 5000]);
     assert!(bomb.len() < 100);
     let limited = || Codec::new(4096, Some(DeflateParams::default()));
     fails(&limited, &sf(true, true, frame::BINARY, &bomb), 1009);
     let exact = || Codec::new(5000, Some(DeflateParams::default()));
-    assert_eq!(run(&mut exact(), &[&sf(true, true, frame::BINARY, &bomb)]), vec![Ev::Binary(vec![0; 5000])]);
-    assert_eq!(fails(&small, &sf(true, false, frame::BINARY, &[0; 11]), 1009), "Payload size exceeds maximum allowed size");
-    assert_eq!(fails(&limited, &sf(true, true, frame::BINARY, &bomb), 1009), "Max decompressed message size exceeded");
+    assert_eq!(
+        run(&mut exact(), &[&sf(true, true, frame::BINARY, &bomb)]),
+        vec![Ev::Binary(vec![0; 5000])]
+    );
+    assert_eq!(
+        fails(&small, &sf(true, false, frame::BINARY, &[0; 11]), 1009),
+        "Payload size exceeds maximum allowed size"
+    );
+    assert_eq!(
+        fails(&limited, &sf(true, true, frame::BINARY, &bomb), 1009),
+        "Max decompressed message size exceeded"
+    );
 }
 
 #[test]
@@ -241,12 +260,16 @@ fn messages_in_too_many_fragments_close_with_1008() {
         }
         s
     };
-    let evs: Vec<Ev> = every_split(&limited, &fragmented(3)).into_iter().filter(|e| matches!(e, Ev::Text(_))).collect();
+    let evs: Vec<Ev> = every_split(&limited, &fragmented(3))
+        .into_iter()
+        .filter(|e| matches!(e, Ev::Text(_)))
+        .collect();
     assert_eq!(evs, vec![Ev::Text("a".into())]);
     // The limit is per message: the count starts again with the next one.
     let mut two = fragmented(3);
     two.extend(fragmented(3));
-    let texts = run(&mut limited(), &[&two]).into_iter().filter(|e| matches!(e, Ev::Text(_))).count();
+    let texts =
+        run(&mut limited(), &[&two]).into_iter().filter(|e| matches!(e, Ev::Text(_))).count();
     assert_eq!(texts, 2);
     // The close frame says why, in undici's words (its servers' logs and tests read it).
     assert_eq!(fails(&limited, &fragmented(4), 1008), "Too many message fragments");
@@ -279,7 +302,10 @@ fn a_chunk_of_pings_stops_at_the_reply_budget() {
     let pong_len = 2 + 4 + 125;
     assert_eq!(took % ping.len(), 0);
     let pongs = took / ping.len();
-    assert!(pongs * pong_len >= super::REPLY_BUDGET && (pongs - 1) * pong_len < super::REPLY_BUDGET, "{pongs} pongs");
+    assert!(
+        pongs * pong_len >= super::REPLY_BUDGET && (pongs - 1) * pong_len < super::REPLY_BUDGET,
+        "{pongs} pongs"
+    );
     // The rest decodes as if it had been fed in one piece.
     super::check::feed_all(&mut c, &pings[took..], &mut sink);
     assert_eq!(sink.0, run(&mut plain(), &[&pings]));
@@ -303,7 +329,8 @@ fn compressed_messages_with_context_takeover() {
         s.extend(sf(true, false, frame::CONTINUATION, b));
     }
     s.extend(sf(true, false, frame::TEXT, b"plain"));
-    let evs: Vec<Ev> = every_split(&deflating, &s).into_iter().filter(|e| matches!(e, Ev::Text(_))).collect();
+    let evs: Vec<Ev> =
+        every_split(&deflating, &s).into_iter().filter(|e| matches!(e, Ev::Text(_))).collect();
     let want = ["hello hello hello", "hello hello hello", "", "plain"];
     assert_eq!(evs, want.iter().map(|t| Ev::Text(t.to_string())).collect::<Vec<_>>());
 }
@@ -362,7 +389,10 @@ fn masks_differ_between_frames() {
 #[test]
 fn extension_negotiation() {
     assert_eq!(parse_response("").unwrap(), None);
-    let p = parse_response("permessage-deflate; client_max_window_bits=10; server_max_window_bits=12").unwrap().unwrap();
+    let p =
+        parse_response("permessage-deflate; client_max_window_bits=10; server_max_window_bits=12")
+            .unwrap()
+            .unwrap();
     assert_eq!((p.client_max_window_bits, p.server_max_window_bits), (10, 12));
     for bad in [
         "x-unknown",
@@ -402,7 +432,8 @@ fn random_streams_in_random_pieces_decode_alike() {
             let payload: Vec<u8> = (0..len).map(|i| b'a' + (i % 26) as u8).collect();
             let parts = 1 + rand(3);
             let step = len / parts + 1;
-            let chunks: Vec<&[u8]> = if len == 0 { vec![&[][..]] } else { payload.chunks(step).collect() };
+            let chunks: Vec<&[u8]> =
+                if len == 0 { vec![&[][..]] } else { payload.chunks(step).collect() };
             for (i, c) in chunks.iter().enumerate() {
                 let last = i + 1 == chunks.len();
                 let op = if i == 0 { frame::TEXT } else { frame::CONTINUATION };
@@ -454,7 +485,8 @@ fn generated_stream(g: &mut Gen, deflate: bool, hostile: bool) -> Vec<u8> {
     for _ in 0..g.upto(5) {
         let len = *g.pick(&[0usize, 1, 125, 126, 1000, 70_000]);
         let text = g.upto(1) == 0;
-        let payload: Vec<u8> = if text { (0..len).map(|i| b"ab\xc3\xa9"[i % 4]).collect() } else { g.bytes(len) };
+        let payload: Vec<u8> =
+            if text { (0..len).map(|i| b"ab\xc3\xa9"[i % 4]).collect() } else { g.bytes(len) };
         let compressed = deflate && g.upto(1) == 0;
         let body = if compressed {
             let mut z = Vec::new();
@@ -465,7 +497,8 @@ fn generated_stream(g: &mut Gen, deflate: bool, hostile: bool) -> Vec<u8> {
         };
         let parts = 1 + g.upto(3);
         let step = body.len() / parts + 1;
-        let chunks: Vec<&[u8]> = if body.is_empty() { vec![&[][..]] } else { body.chunks(step).collect() };
+        let chunks: Vec<&[u8]> =
+            if body.is_empty() { vec![&[][..]] } else { body.chunks(step).collect() };
         for (i, c) in chunks.iter().enumerate() {
             let op = match (i, text) {
                 (0, true) => frame::TEXT,
@@ -510,7 +543,8 @@ fn generated_and_mutated_streams_keep_the_codec_invariants() {
                 match g.upto(2) {
                     0 => stream[at] = g.u64() as u8,
                     1 => drop(stream.remove(at)),
-                    _ => stream.insert(at, *g.pick(&[0x80, 0x81, 0x88, 0x89, 0x7e, 0x7f, 0xc1, 0xff])),
+                    _ => stream
+                        .insert(at, *g.pick(&[0x80, 0x81, 0x88, 0x89, 0x7e, 0x7f, 0xc1, 0xff])),
                 }
             }
         }

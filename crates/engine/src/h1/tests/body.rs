@@ -31,16 +31,15 @@ fn chunked_with_extensions_and_trailers() {
     let evs = one(input);
     assert_eq!(head_of(&evs[0]).status, 200);
     assert_eq!(evs[1], Ev::Body(b"hello, world".to_vec()));
-    assert_eq!(
-        evs[2],
-        Ev::End(Some(hdrs(&[("X-Checksum", "abc"), ("X-Other", "v")])))
-    );
+    assert_eq!(evs[2], Ev::End(Some(hdrs(&[("X-Checksum", "abc"), ("X-Other", "v")]))));
     assert_eq!(evs.len(), 3);
 }
 
 #[test]
 fn chunked_without_trailers() {
-    let evs = one(b"HTTP/1.1 200 OK\r\ntransfer-encoding: gzip, chunked\r\n\r\nA\r\n0123456789\r\n0\r\n\r\n");
+    let evs = one(
+        b"HTTP/1.1 200 OK\r\ntransfer-encoding: gzip, chunked\r\n\r\nA\r\n0123456789\r\n0\r\n\r\n",
+    );
     assert_eq!(evs[1], Ev::Body(b"0123456789".to_vec()));
     assert_eq!(evs[2], Ev::End(None));
     assert!(head_of(&evs[0]).keep_alive);
@@ -59,12 +58,7 @@ fn chunked_uppercase_hex_and_big_chunk() {
 
 #[test]
 fn close_delimited_until_eof() {
-    let (evs, _) = run(
-        &[get()],
-        &[b"HTTP/1.1 200 OK\r\n\r\nsome ", b"bytes"],
-        true,
-        MAX,
-    );
+    let (evs, _) = run(&[get()], &[b"HTTP/1.1 200 OK\r\n\r\nsome ", b"bytes"], true, MAX);
     assert!(!head_of(&evs[0]).keep_alive);
     assert_eq!(evs[1], Ev::Body(b"some bytes".to_vec()));
     assert_eq!(evs[2], Ev::End(None));
@@ -96,10 +90,7 @@ fn multiple_te_fields_last_coding_wins() {
 
 #[test]
 fn head_request_ignores_content_length() {
-    let head = Expect {
-        head: true,
-        ..Expect::default()
-    };
+    let head = Expect { head: true, ..Expect::default() };
     let (evs, rest) = run(
         &[head, get()],
         &[b"HTTP/1.1 200 OK\r\nContent-Length: 1234\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"],
@@ -112,12 +103,8 @@ fn head_request_ignores_content_length() {
     assert_eq!(evs[4], Ev::End(None));
     assert!(rest.is_empty());
     // HEAD with transfer-encoding: also no body.
-    let (evs, rest) = run(
-        &[head],
-        &[b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"],
-        false,
-        MAX,
-    );
+    let (evs, rest) =
+        run(&[head], &[b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"], false, MAX);
     assert_eq!(evs.len(), 2);
     assert!(rest.is_empty());
 }
@@ -147,9 +134,7 @@ fn cl_and_te_rejected() {
     ] {
         assert_eq!(
             one(input),
-            vec![Ev::Err(DecodeError::Parse(
-                "content-length and transfer-encoding both present"
-            ))]
+            vec![Ev::Err(DecodeError::Parse("content-length and transfer-encoding both present"))]
         );
     }
 }
@@ -161,23 +146,9 @@ fn content_length_variants() {
         one(b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\nContent-Length: 6\r\n\r\nhello"),
         conflict
     );
-    assert_eq!(
-        one(b"HTTP/1.1 200 OK\r\nContent-Length: 5, 6\r\n\r\nhello"),
-        conflict
-    );
+    assert_eq!(one(b"HTTP/1.1 200 OK\r\nContent-Length: 5, 6\r\n\r\nhello"), conflict);
     let invalid = vec![Ev::Err(DecodeError::Parse("invalid content-length"))];
-    for v in [
-        "-1",
-        "+5",
-        "5a",
-        "0x5",
-        "",
-        "5,",
-        "5,,5",
-        " ",
-        "99999999999999999999",
-        "5 5",
-    ] {
+    for v in ["-1", "+5", "5a", "0x5", "", "5,", "5,,5", " ", "99999999999999999999", "5 5"] {
         let input = format!("HTTP/1.1 200 OK\r\nContent-Length: {v}\r\n\r\n");
         assert_eq!(one(input.as_bytes()), invalid, "{v:?}");
     }
@@ -200,10 +171,7 @@ fn content_length_variants() {
     );
     assert_eq!(
         evs.last(),
-        Some(&Ev::Err(DecodeError::ContentLengthMismatch {
-            expected: u64::MAX,
-            received: 2
-        }))
+        Some(&Ev::Err(DecodeError::ContentLengthMismatch { expected: u64::MAX, received: 2 }))
     );
 }
 
@@ -227,9 +195,8 @@ fn bad_chunk_sizes() {
         "0x1\r\n",
         "1\r\r\n",
     ] {
-        let input = format!(
-            "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n{line}x\r\n0\r\n\r\n"
-        );
+        let input =
+            format!("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n{line}x\r\n0\r\n\r\n");
         let evs = one(input.as_bytes());
         assert_eq!(
             evs.last(),
@@ -253,40 +220,24 @@ fn chunk_line_too_long() {
     let mut input = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n1;a=".to_vec();
     input.extend(std::iter::repeat_n(b'b', MAX_CHUNK_LINE));
     let evs = one(&input);
-    assert_eq!(
-        evs.last(),
-        Some(&Ev::Err(DecodeError::Parse("chunk size line too long")))
-    );
+    assert_eq!(evs.last(), Some(&Ev::Err(DecodeError::Parse("chunk size line too long"))));
 }
 
 #[test]
 fn missing_crlf_after_chunk_data() {
-    for tail in [
-        "5\r\nhelloX\r\n0\r\n\r\n",
-        "5\r\nhello\n0\r\n\r\n",
-        "5\r\nhello\rX",
-    ] {
+    for tail in ["5\r\nhelloX\r\n0\r\n\r\n", "5\r\nhello\n0\r\n\r\n", "5\r\nhello\rX"] {
         let input = format!("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n{tail}");
         let evs = one(input.as_bytes());
-        assert_eq!(
-            evs.last(),
-            Some(&Ev::Err(DecodeError::Parse("invalid chunk"))),
-            "{tail:?}"
-        );
+        assert_eq!(evs.last(), Some(&Ev::Err(DecodeError::Parse("invalid chunk"))), "{tail:?}");
     }
 }
 
 #[test]
 fn bad_trailers() {
-    let evs =
-        one(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n0\r\nbad trailer\r\n\r\n");
-    assert_eq!(
-        evs.last(),
-        Some(&Ev::Err(DecodeError::Parse("invalid trailer")))
-    );
+    let evs = one(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n0\r\nbad trailer\r\n\r\n");
+    assert_eq!(evs.last(), Some(&Ev::Err(DecodeError::Parse("invalid trailer"))));
     // Trailers count against max_header_size.
-    let mut input =
-        b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n0\r\nx-big: ".to_vec();
+    let mut input = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n0\r\nx-big: ".to_vec();
     input.extend(std::iter::repeat_n(b'a', 300));
     let (evs, _) = run(&[get()], &[&input], false, 256);
     assert_eq!(evs.last(), Some(&Ev::Err(DecodeError::HeadersOverflow)));
@@ -299,7 +250,10 @@ fn bad_trailers() {
 fn eof_mid_content_length() {
     // A response that keeps the connection open: the close is the peer going away, as undici
     // reports it ("other side closed"), whatever the body's framing.
-    for head in [&b"HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nabc"[..], b"HTTP/1.0 200 OK\r\nConnection: keep-alive\r\nContent-Length: 10\r\n\r\n"] {
+    for head in [
+        &b"HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nabc"[..],
+        b"HTTP/1.0 200 OK\r\nConnection: keep-alive\r\nContent-Length: 10\r\n\r\n",
+    ] {
         let (evs, _) = run(&[get()], &[head], true, MAX);
         assert_eq!(evs.last(), Some(&Ev::Err(DecodeError::Closed)));
     }
@@ -311,26 +265,9 @@ fn eof_mid_content_length() {
         MAX,
     );
     assert_eq!(evs[1], Ev::Body(b"abc".to_vec()));
-    assert_eq!(
-        evs[2],
-        Ev::Err(DecodeError::ContentLengthMismatch {
-            expected: 10,
-            received: 3
-        })
-    );
-    let (evs, _) = run(
-        &[get()],
-        &[b"HTTP/1.0 200 OK\r\nContent-Length: 10\r\n\r\n"],
-        true,
-        MAX,
-    );
-    assert_eq!(
-        evs[1],
-        Ev::Err(DecodeError::ContentLengthMismatch {
-            expected: 10,
-            received: 0
-        })
-    );
+    assert_eq!(evs[2], Ev::Err(DecodeError::ContentLengthMismatch { expected: 10, received: 3 }));
+    let (evs, _) = run(&[get()], &[b"HTTP/1.0 200 OK\r\nContent-Length: 10\r\n\r\n"], true, MAX);
+    assert_eq!(evs[1], Ev::Err(DecodeError::ContentLengthMismatch { expected: 10, received: 0 }));
 }
 
 #[test]
@@ -339,8 +276,7 @@ fn eof_mid_head_and_mid_chunked() {
     assert_eq!(evs, vec![Ev::Err(DecodeError::Closed)]);
     let (evs, _) = run(&[get()], &[b"HTTP/1"], true, MAX);
     assert_eq!(evs, vec![Ev::Err(DecodeError::Closed)]);
-    let chunked =
-        b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n";
+    let chunked = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n";
     // Every cut inside the body, including right before the final CRLF, is a close mid-body.
     let body_start = chunked.windows(4).position(|w| w == b"\r\n\r\n").unwrap() + 4;
     for cut in body_start..chunked.len() {
@@ -360,10 +296,7 @@ fn data_is_not_copied_or_capped() {
     let mut dec = ResponseDecoder::new(MAX);
     dec.push_expect(get());
     let mut buf = BytesMut::from(&input[..]);
-    assert!(matches!(
-        dec.decode(&mut buf).unwrap(),
-        Some(Decoded::Head(_))
-    ));
+    assert!(matches!(dec.decode(&mut buf).unwrap(), Some(Decoded::Head(_))));
     let ptr = buf.as_ptr();
     match dec.decode(&mut buf).unwrap() {
         Some(Decoded::Data(d)) => {

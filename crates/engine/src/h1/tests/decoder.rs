@@ -14,20 +14,14 @@ fn state_queries() {
     assert!(!dec.is_idle());
     assert_eq!(buf.len(), 27, "partial head bytes stay in the buffer");
     buf.extend_from_slice(b"ngth: 3\r\n\r\nab");
-    assert!(matches!(
-        dec.decode(&mut buf).unwrap(),
-        Some(Decoded::Head(_))
-    ));
+    assert!(matches!(dec.decode(&mut buf).unwrap(), Some(Decoded::Head(_))));
     assert!(!dec.is_idle());
     assert!(matches!(dec.decode(&mut buf).unwrap(), Some(Decoded::Data(d)) if &d[..] == b"ab"));
     assert!(dec.decode(&mut buf).unwrap().is_none());
     buf.extend_from_slice(b"c");
     assert!(matches!(dec.decode(&mut buf).unwrap(), Some(Decoded::Data(d)) if &d[..] == b"c"));
     assert_eq!(dec.pending(), 2);
-    assert!(matches!(
-        dec.decode(&mut buf).unwrap(),
-        Some(Decoded::End { trailers: None })
-    ));
+    assert!(matches!(dec.decode(&mut buf).unwrap(), Some(Decoded::End { trailers: None })));
     assert!(dec.is_idle());
     assert_eq!(dec.pending(), 1);
     assert!(dec.decode(&mut buf).unwrap().is_none());
@@ -40,12 +34,7 @@ fn pipelined_in_one_buffer() {
     for i in 0..50 {
         let body = format!("body-{i}");
         input.extend_from_slice(
-            format!(
-                "HTTP/1.1 200 OK\r\ncontent-length: {}\r\n\r\n{}",
-                body.len(),
-                body
-            )
-            .as_bytes(),
+            format!("HTTP/1.1 200 OK\r\ncontent-length: {}\r\n\r\n{}", body.len(), body).as_bytes(),
         );
     }
     let expects = vec![get(); 50];
@@ -82,17 +71,12 @@ fn continue_then_final() {
 
 #[test]
 fn early_hints_then_final() {
-    let evs = one(
-        b"HTTP/1.1 103 Early Hints\r\nLink: </style.css>; rel=preload\r\n\r\n\
+    let evs = one(b"HTTP/1.1 103 Early Hints\r\nLink: </style.css>; rel=preload\r\n\r\n\
           HTTP/1.1 103 Early Hints\r\nLink: </app.js>; rel=preload\r\n\r\n\
-          HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n",
-    );
+          HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n");
     assert_eq!(evs.len(), 4);
     assert_eq!(head_of(&evs[0]).status, 103);
-    assert_eq!(
-        head_of(&evs[0]).headers,
-        hdrs(&[("Link", "</style.css>; rel=preload")])
-    );
+    assert_eq!(head_of(&evs[0]).headers, hdrs(&[("Link", "</style.css>; rel=preload")]));
     assert_eq!(head_of(&evs[1]).status, 103);
     assert_eq!(head_of(&evs[2]).status, 200);
     assert_eq!(evs[3], Ev::End(None));
@@ -106,10 +90,7 @@ fn eof_after_informational_is_closed() {
 
 #[test]
 fn upgrade_leaves_remaining_bytes() {
-    let up = Expect {
-        upgrade: true,
-        ..Expect::default()
-    };
+    let up = Expect { upgrade: true, ..Expect::default() };
     let mut dec = ResponseDecoder::new(MAX);
     dec.push_expect(up);
     let mut buf = BytesMut::from(&b"HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n\x81\x05hello"[..]);
@@ -124,19 +105,12 @@ fn upgrade_leaves_remaining_bytes() {
     assert_eq!(&buf[..], b"\x81\x05hello");
     assert_eq!(dec.pending(), 0);
     assert!(dec.decode(&mut buf).is_err(), "decoder is finished");
-    assert_eq!(
-        &buf[..],
-        b"\x81\x05hello",
-        "and it does not touch the tunnel bytes"
-    );
+    assert_eq!(&buf[..], b"\x81\x05hello", "and it does not touch the tunnel bytes");
 }
 
 #[test]
 fn upgrade_after_informational() {
-    let up = Expect {
-        upgrade: true,
-        ..Expect::default()
-    };
+    let up = Expect { upgrade: true, ..Expect::default() };
     let (evs, rest) = run(
         &[up],
         &[b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 101 Switching Protocols\r\n\r\nraw"],
@@ -150,16 +124,8 @@ fn upgrade_after_informational() {
 
 #[test]
 fn upgrade_declined_is_a_normal_response() {
-    let up = Expect {
-        upgrade: true,
-        ..Expect::default()
-    };
-    let (evs, _) = run(
-        &[up],
-        &[b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nno"],
-        false,
-        MAX,
-    );
+    let up = Expect { upgrade: true, ..Expect::default() };
+    let (evs, _) = run(&[up], &[b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nno"], false, MAX);
     assert!(matches!(&evs[0], Ev::Head(h) if h.status == 200));
     assert_eq!(evs[1], Ev::Body(b"no".to_vec()));
 }
@@ -172,10 +138,7 @@ fn unexpected_101() {
 
 #[test]
 fn connect_2xx_is_upgrade() {
-    let connect = Expect {
-        connect: true,
-        ..Expect::default()
-    };
+    let connect = Expect { connect: true, ..Expect::default() };
     // CL/TE on a 2xx CONNECT answer are ignored (RFC 9112 §6.3), even contradictory ones.
     let (evs, rest) = run(
         &[connect],
@@ -189,12 +152,8 @@ fn connect_2xx_is_upgrade() {
     );
     assert_eq!(rest, b"\x16\x03\x01");
     // A refused CONNECT has an ordinary body.
-    let (evs, rest) = run(
-        &[connect],
-        &[b"HTTP/1.1 407 Proxy Auth\r\nContent-Length: 3\r\n\r\nno!"],
-        false,
-        MAX,
-    );
+    let (evs, rest) =
+        run(&[connect], &[b"HTTP/1.1 407 Proxy Auth\r\nContent-Length: 3\r\n\r\nno!"], false, MAX);
     assert!(matches!(&evs[0], Ev::Head(h) if h.status == 407));
     assert_eq!(evs[1], Ev::Body(b"no!".to_vec()));
     assert_eq!(evs[2], Ev::End(None));
@@ -204,12 +163,8 @@ fn connect_2xx_is_upgrade() {
 #[test]
 fn empty_lines_before_a_status_line_are_ignored() {
     // A stray CRLF after a complete response, on an idle connection: consumed, no error.
-    let (evs, rest) = run(
-        &[get()],
-        &[b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok\r\n"],
-        false,
-        MAX,
-    );
+    let (evs, rest) =
+        run(&[get()], &[b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok\r\n"], false, MAX);
     assert_eq!(evs.last(), Some(&Ev::End(None)));
     assert_eq!(evs.len(), 3);
     assert!(rest.is_empty(), "the CRLF is consumed");
@@ -279,10 +234,7 @@ fn other_stray_bytes_still_poison_an_idle_connection() {
 fn response_without_request() {
     let mut dec = ResponseDecoder::new(MAX);
     let mut buf = BytesMut::from(&b"HTTP/1.1 200 OK\r\n\r\n"[..]);
-    assert_eq!(
-        dec.decode(&mut buf).unwrap_err(),
-        DecodeError::Parse("response without a request")
-    );
+    assert_eq!(dec.decode(&mut buf).unwrap_err(), DecodeError::Parse("response without a request"));
     // Extra bytes after the last expected response.
     let (evs, rest) = run(
         &[get()],
@@ -291,10 +243,7 @@ fn response_without_request() {
         MAX,
     );
     assert_eq!(evs[1], Ev::End(None));
-    assert_eq!(
-        evs[2],
-        Ev::Err(DecodeError::Parse("response without a request"))
-    );
+    assert_eq!(evs[2], Ev::Err(DecodeError::Parse("response without a request")));
     assert_eq!(rest, b"HTTP/1.1 200 OK\r\n\r\n");
     // Empty buffer with nothing pending is fine.
     let mut dec = ResponseDecoder::new(MAX);
@@ -304,37 +253,19 @@ fn response_without_request() {
 #[test]
 fn errors_display() {
     assert_eq!(DecodeError::Closed.to_string(), "other side closed");
-    assert_eq!(
-        DecodeError::Parse("invalid chunk").to_string(),
-        "HTTP parse error: invalid chunk"
-    );
-    assert!(DecodeError::ContentLengthMismatch {
-        expected: 5,
-        received: 2
-    }
-    .to_string()
-    .contains("expected 5"));
-    assert_eq!(
-        DecodeError::HeadersOverflow.to_string(),
-        "response headers too large"
-    );
+    assert_eq!(DecodeError::Parse("invalid chunk").to_string(), "HTTP parse error: invalid chunk");
+    assert!(DecodeError::ContentLengthMismatch { expected: 5, received: 2 }
+        .to_string()
+        .contains("expected 5"));
+    assert_eq!(DecodeError::HeadersOverflow.to_string(), "response headers too large");
     let _: &dyn std::error::Error = &DecodeError::Closed;
 }
 
 /// Representative inputs for the split tests: expects, bytes, whether eof ends them.
 fn corpus() -> Vec<(Vec<Expect>, Vec<u8>, bool)> {
-    let head = Expect {
-        head: true,
-        ..Expect::default()
-    };
-    let up = Expect {
-        upgrade: true,
-        ..Expect::default()
-    };
-    let connect = Expect {
-        connect: true,
-        ..Expect::default()
-    };
+    let head = Expect { head: true, ..Expect::default() };
+    let up = Expect { upgrade: true, ..Expect::default() };
+    let connect = Expect { connect: true, ..Expect::default() };
     vec![
         (vec![get()], b"HTTP/1.1 200 OK\r\nContent-Length: 11\r\nServer: t\r\n\r\nhello world".to_vec(), false),
         (
@@ -363,21 +294,10 @@ fn corpus() -> Vec<(Vec<Expect>, Vec<u8>, bool)> {
 fn every_split_point_matches_whole_feed() {
     for (expects, input, eof) in corpus() {
         let whole = run(&expects, &[&input], eof, MAX);
-        assert!(
-            !whole
-                .0
-                .iter()
-                .any(|e| matches!(e, Ev::Err(DecodeError::Parse(_)))),
-            "{whole:?}"
-        );
+        assert!(!whole.0.iter().any(|e| matches!(e, Ev::Err(DecodeError::Parse(_)))), "{whole:?}");
         for cut in 0..=input.len() {
             let split = run(&expects, &[&input[..cut], &input[cut..]], eof, MAX);
-            assert_eq!(
-                split,
-                whole,
-                "cut at {cut} of {:?}",
-                String::from_utf8_lossy(&input)
-            );
+            assert_eq!(split, whole, "cut at {cut} of {:?}", String::from_utf8_lossy(&input));
         }
         let pieces: Vec<&[u8]> = input.chunks(1).collect();
         assert_eq!(run(&expects, &pieces, eof, MAX), whole, "byte by byte");
@@ -423,11 +343,7 @@ fn fuzz_one(rng: &mut Rng, input: &[u8]) {
     let mut expects = Vec::new();
     for _ in 0..1 + rng.below(4) {
         let k = rng.next();
-        expects.push(Expect {
-            head: k & 1 != 0,
-            connect: k & 6 == 6,
-            upgrade: k & 24 == 24,
-        });
+        expects.push(Expect { head: k & 1 != 0, connect: k & 6 == 6, upgrade: k & 24 == 24 });
     }
     let mut pieces = Vec::new();
     let mut at = 0;
@@ -448,13 +364,7 @@ fn fuzz_random_bytes() {
         let len = rng.below(300);
         let biased = rng.next() & 1 == 0;
         let input: Vec<u8> = (0..len)
-            .map(|_| {
-                if biased {
-                    ALPHABET[rng.below(ALPHABET.len())]
-                } else {
-                    rng.next() as u8
-                }
-            })
+            .map(|_| if biased { ALPHABET[rng.below(ALPHABET.len())] } else { rng.next() as u8 })
             .collect();
         fuzz_one(&mut rng, &input);
         // Random garbage after a valid head reaches the body/chunk states too.
@@ -475,9 +385,7 @@ fn fuzz_mutated_valid_responses() {
             let pos = rng.below(input.len() + 1);
             match rng.below(5) {
                 0 if pos < input.len() => input[pos] = rng.next() as u8,
-                1 if pos < input.len() => {
-                    input[pos] = INTERESTING[rng.below(INTERESTING.len())]
-                }
+                1 if pos < input.len() => input[pos] = INTERESTING[rng.below(INTERESTING.len())],
                 2 if pos < input.len() => {
                     input.remove(pos);
                 }

@@ -96,11 +96,7 @@ fn garbage() {
     dec.push_expect(get());
     let mut buf = BytesMut::from(&b"nope\r\n\r\n"[..]);
     let e = dec.decode(&mut buf).unwrap_err();
-    assert_eq!(
-        dec.decode(&mut BytesMut::from(&b"HTTP/1.1 200 OK\r\n\r\n"[..]))
-            .unwrap_err(),
-        e
-    );
+    assert_eq!(dec.decode(&mut BytesMut::from(&b"HTTP/1.1 200 OK\r\n\r\n"[..])).unwrap_err(), e);
     assert_eq!(dec.eof().unwrap_err(), e);
 }
 
@@ -122,26 +118,14 @@ fn obs_text_reason_kept_raw() {
 fn keep_alive_rules() {
     let ka = |input: &[u8]| head_of(&one(input)[0]).keep_alive;
     assert!(ka(b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n"));
-    assert!(!ka(
-        b"HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 0\r\n\r\n"
-    ));
-    assert!(!ka(
-        b"HTTP/1.1 200 OK\r\nConnection: Close\r\nContent-Length: 0\r\n\r\n"
-    ));
-    assert!(!ka(
-        b"HTTP/1.1 200 OK\r\nconnection: Upgrade, CLOSE\r\nContent-Length: 0\r\n\r\n"
-    ));
+    assert!(!ka(b"HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 0\r\n\r\n"));
+    assert!(!ka(b"HTTP/1.1 200 OK\r\nConnection: Close\r\nContent-Length: 0\r\n\r\n"));
+    assert!(!ka(b"HTTP/1.1 200 OK\r\nconnection: Upgrade, CLOSE\r\nContent-Length: 0\r\n\r\n"));
     assert!(!ka(b"HTTP/1.1 200 OK\r\nConnection: keep-alive\r\nConnection: close\r\nContent-Length: 0\r\n\r\n"));
-    assert!(ka(
-        b"HTTP/1.1 200 OK\r\nConnection: closed\r\nContent-Length: 0\r\n\r\n"
-    ));
+    assert!(ka(b"HTTP/1.1 200 OK\r\nConnection: closed\r\nContent-Length: 0\r\n\r\n"));
     assert!(!ka(b"HTTP/1.0 200 OK\r\nContent-Length: 0\r\n\r\n"));
-    assert!(ka(
-        b"HTTP/1.0 200 OK\r\nConnection: Keep-Alive\r\nContent-Length: 0\r\n\r\n"
-    ));
-    assert!(!ka(
-        b"HTTP/1.0 200 OK\r\nConnection: keep-alive, close\r\nContent-Length: 0\r\n\r\n"
-    ));
+    assert!(ka(b"HTTP/1.0 200 OK\r\nConnection: Keep-Alive\r\nContent-Length: 0\r\n\r\n"));
+    assert!(!ka(b"HTTP/1.0 200 OK\r\nConnection: keep-alive, close\r\nContent-Length: 0\r\n\r\n"));
     // Close-delimited never keeps the connection.
     assert!(!ka(b"HTTP/1.0 200 OK\r\nConnection: keep-alive\r\n\r\n"));
     // Transfer-Encoding in HTTP/1.0 is untrustworthy framing (RFC 9112 §6.1).
@@ -170,10 +154,7 @@ fn keep_alive_timeout_hint() {
     assert_eq!(t("max=5"), None);
     assert_eq!(t("timeout=99999999999999999999"), None);
     assert_eq!(t("timeout=18446744073709552"), None, "overflows once in ms");
-    assert_eq!(
-        head_of(&one(b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n")[0]).timeout,
-        None
-    );
+    assert_eq!(head_of(&one(b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n")[0]).timeout, None);
 }
 
 #[test]

@@ -1,8 +1,8 @@
 //! Tests of the HTTP/1.1 response decoder, by concept: heads (`head.rs`), body framing
 //! (`body.rs`) and the state machine across responses (`decoder.rs`). This file is their harness:
 //! it feeds a decoder and records what comes out in comparable form.
-use super::decode::{Decoded, DecodeError, Expect, Head, HeaderBlock, ResponseDecoder};
 use super::body::MAX_CHUNK_LINE;
+use super::decode::{DecodeError, Decoded, Expect, Head, HeaderBlock, ResponseDecoder};
 use bytes::BytesMut;
 
 mod body;
@@ -131,7 +131,5 @@ fn head_of(ev: &Ev) -> &H {
 }
 
 fn hdrs(list: &[(&str, &str)]) -> Vec<(Vec<u8>, Vec<u8>)> {
-    list.iter()
-        .map(|(n, v)| (n.as_bytes().to_vec(), v.as_bytes().to_vec()))
-        .collect()
+    list.iter().map(|(n, v)| (n.as_bytes().to_vec(), v.as_bytes().to_vec())).collect()
 }

@@ -2,8 +2,8 @@
 //! socket's end or error, whether JS's write buffer is full, and JS's answer to BRIDGE_OPEN. The
 //! engine's bridge table (`registry.rs`) maps bridge ids to links so calls from JS find them.
 use crate::error::ErrorCode;
-use parking_lot::Mutex;
 use crate::inbox::Inbox;
+use parking_lot::Mutex;
 use std::io;
 use std::task::Waker;
 use tokio::sync::oneshot;
@@ -18,8 +18,14 @@ pub(super) const LOW_WATER: usize = HIGH_WATER / 4;
 pub enum Attach {
     /// The socket is there. `addrs` is "localIp|localPort|remoteIp|remotePort" plus "|tls|<alpn>"
     /// for TLS sockets (the format upgraded sockets report, see `events.rs`).
-    Ok { addrs: String },
-    Failed { code: ErrorCode, errno: String, message: String },
+    Ok {
+        addrs: String,
+    },
+    Failed {
+        code: ErrorCode,
+        errno: String,
+        message: String,
+    },
 }
 
 #[derive(Default)]
@@ -64,7 +70,10 @@ pub(super) fn kind_of(errno: &str) -> io::ErrorKind {
 
 impl BridgeLink {
     pub(super) fn new(id: u32, attach: oneshot::Sender<Attach>) -> BridgeLink {
-        BridgeLink { id, state: Mutex::new(LinkState { attach: Some(attach), ..LinkState::default() }) }
+        BridgeLink {
+            id,
+            state: Mutex::new(LinkState { attach: Some(attach), ..LinkState::default() }),
+        }
     }
 
     /// Bytes that arrived on the JS socket. False once JS should pause the socket and wait for
@@ -137,7 +146,6 @@ impl BridgeLink {
     }
 }
 
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -174,7 +182,10 @@ mod tests {
         let (tx, rx) = oneshot::channel();
         let link = BridgeLink::new(2, tx);
         drop(rx);
-        assert!(!link.answer(Attach::Failed { code: ErrorCode::User, errno: String::new(), message: String::new() }));
+        assert!(!link.answer(Attach::Failed {
+            code: ErrorCode::User,
+            errno: String::new(),
+            message: String::new()
+        }));
     }
 }
-

@@ -5,9 +5,9 @@ pub mod link;
 
 use crate::error::ErrorCode;
 use crate::events::{self, Writer};
+use crate::inbox::store_waker;
 use crate::registry::Shared;
 use crate::transport::error::ConnectError;
-use crate::inbox::store_waker;
 use link::LOW_WATER;
 pub use link::{Attach, BridgeLink, HIGH_WATER};
 use std::io;
@@ -52,7 +52,9 @@ pub(crate) async fn open(
     };
     match answer {
         Ok(Attach::Ok { addrs }) => Ok((io, addrs)),
-        Ok(Attach::Failed { code, errno, message }) => Err(ConnectError::Bridge { code, errno, message }),
+        Ok(Attach::Failed { code, errno, message }) => {
+            Err(ConnectError::Bridge { code, errno, message })
+        }
         // The sender lives in the link, which `io` keeps alive: unreachable, but not worth a panic.
         Err(_) => Err(ConnectError::Bridge {
             code: ErrorCode::Socket,
@@ -71,7 +73,11 @@ impl Drop for BridgeIo {
 }
 
 impl AsyncRead for BridgeIo {
-    fn poll_read(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<io::Result<()>> {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
         let this = self.get_mut();
         let mut st = this.link.state.lock();
         if st.inbox.bytes == 0 {
@@ -113,7 +119,11 @@ impl AsyncRead for BridgeIo {
 }
 
 impl AsyncWrite for BridgeIo {
-    fn poll_write(self: Pin<&mut Self>, cx: &mut Context<'_>, data: &[u8]) -> Poll<io::Result<usize>> {
+    fn poll_write(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        data: &[u8],
+    ) -> Poll<io::Result<usize>> {
         let this = self.get_mut();
         {
             let mut st = this.link.state.lock();
@@ -150,4 +160,3 @@ impl AsyncWrite for BridgeIo {
         Poll::Ready(Ok(()))
     }
 }
-

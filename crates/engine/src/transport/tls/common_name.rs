@@ -96,7 +96,9 @@ fn matches(host: &str, pattern: &str) -> bool {
     let pattern = unqualified(pattern);
     let h: Vec<&str> = host.split('.').collect();
     let p: Vec<&str> = pattern.split('.').collect();
-    if h.len() != p.len() || p.iter().any(|l| l.is_empty() || l.bytes().any(|b| !(0x21..0x80).contains(&b))) {
+    if h.len() != p.len()
+        || p.iter().any(|l| l.is_empty() || l.bytes().any(|b| !(0x21..0x80).contains(&b)))
+    {
         return false;
     }
     if h[1..] != p[1..] {
@@ -111,7 +113,9 @@ fn matches(host: &str, pattern: &str) -> bool {
         return false;
     }
     let (prefix, suffix) = (parts[0], parts[1]);
-    prefix.len() + suffix.len() <= first.len() && first.starts_with(prefix) && first.ends_with(suffix)
+    prefix.len() + suffix.len() <= first.len()
+        && first.starts_with(prefix)
+        && first.ends_with(suffix)
 }
 
 /// True when `cert` lists no DNS name and one of its subject CNs matches `host`.

@@ -8,7 +8,10 @@ use rustls::client::{Resumption, WebPkiServerVerifier};
 use rustls::crypto::{CryptoProvider, WebPkiSupportedAlgorithms};
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName, UnixTime};
-use rustls::{AlertDescription, CertificateError, ClientConfig, DigitallySignedStruct, RootCertStore, SignatureScheme};
+use rustls::{
+    AlertDescription, CertificateError, ClientConfig, DigitallySignedStruct, RootCertStore,
+    SignatureScheme,
+};
 use std::collections::HashMap;
 use std::fmt;
 use std::io;
@@ -46,7 +49,10 @@ impl TlsVersion {
     }
 
     /// The allowed range from optional `minVersion` / `maxVersion` (Node's defaults: 1.2 to 1.3).
-    pub fn range(min: Option<&str>, max: Option<&str>) -> Result<(TlsVersion, TlsVersion), TlsConfigError> {
+    pub fn range(
+        min: Option<&str>,
+        max: Option<&str>,
+    ) -> Result<(TlsVersion, TlsVersion), TlsConfigError> {
         let lo = min.map(|v| TlsVersion::parse(v, false)).transpose()?.unwrap_or(TlsVersion::Tls12);
         let hi = max.map(|v| TlsVersion::parse(v, true)).transpose()?.unwrap_or(TlsVersion::Tls13);
         if lo > hi {
@@ -121,7 +127,9 @@ fn parse_key(pem: &str) -> Result<PrivateKeyDer<'static>, TlsConfigError> {
         return Err(TlsConfigError("key is encrypted: pass its `passphrase`".into()));
     }
     PrivateKeyDer::from_pem_slice(pem.as_bytes()).map_err(|e| match e {
-        rustls::pki_types::pem::Error::NoItemsFound => TlsConfigError("key: no private key found in PEM".into()),
+        rustls::pki_types::pem::Error::NoItemsFound => {
+            TlsConfigError("key: no private key found in PEM".into())
+        }
         e => TlsConfigError(format!("key: invalid PEM: {e}")),
     })
 }
@@ -137,7 +145,9 @@ fn root_store(opts: &TlsOptions) -> Result<RootCertStore, TlsConfigError> {
     } else {
         for pem in &opts.ca {
             for cert in parse_certs(pem, "ca")? {
-                store.add(cert).map_err(|e| TlsConfigError(format!("ca: unusable certificate: {e}")))?;
+                store
+                    .add(cert)
+                    .map_err(|e| TlsConfigError(format!("ca: unusable certificate: {e}")))?;
             }
         }
         if store.is_empty() {
@@ -150,12 +160,14 @@ fn root_store(opts: &TlsOptions) -> Result<RootCertStore, TlsConfigError> {
 /// Builds the rustls config for one option set.
 pub fn build_config(opts: &TlsOptions) -> Result<ClientConfig, TlsConfigError> {
     let provider = provider();
-    let versions: Vec<&'static rustls::SupportedProtocolVersion> =
-        [(TlsVersion::Tls13, &rustls::version::TLS13), (TlsVersion::Tls12, &rustls::version::TLS12)]
-            .into_iter()
-            .filter(|(v, _)| *v >= opts.min_version && *v <= opts.max_version)
-            .map(|(_, p)| p)
-            .collect();
+    let versions: Vec<&'static rustls::SupportedProtocolVersion> = [
+        (TlsVersion::Tls13, &rustls::version::TLS13),
+        (TlsVersion::Tls12, &rustls::version::TLS12),
+    ]
+    .into_iter()
+    .filter(|(v, _)| *v >= opts.min_version && *v <= opts.max_version)
+    .map(|(_, p)| p)
+    .collect();
     let builder = ClientConfig::builder_with_provider(provider.clone())
         .with_protocol_versions(&versions)
         .map_err(|e| TlsConfigError(format!("TLS versions: {e}")))?;
@@ -181,7 +193,9 @@ pub fn build_config(opts: &TlsOptions) -> Result<ClientConfig, TlsConfigError> {
             if chain.is_empty() {
                 return Err(TlsConfigError("cert: no certificate found in PEM".into()));
             }
-            builder.with_client_auth_cert(chain, key).map_err(|e| TlsConfigError(format!("cert/key: {e}")))?
+            builder
+                .with_client_auth_cert(chain, key)
+                .map_err(|e| TlsConfigError(format!("cert/key: {e}")))?
         }
         (None, None) => builder.with_no_client_auth(),
         (Some(_), None) => return Err(TlsConfigError("cert was given without its key".into())),
@@ -253,7 +267,10 @@ impl fmt::Debug for TlsConnector {
 impl TlsConnector {
     /// `server_name` is the `servername` option or else the origin's host; IPv6 literals may
     /// come bracketed.
-    pub fn new(config: Arc<ClientConfig>, server_name: &str) -> Result<TlsConnector, TlsConfigError> {
+    pub fn new(
+        config: Arc<ClientConfig>,
+        server_name: &str,
+    ) -> Result<TlsConnector, TlsConfigError> {
         let n = server_name.trim_start_matches('[').trim_end_matches(']');
         let name = ServerName::try_from(n.to_owned())
             .map_err(|_| TlsConfigError(format!("invalid TLS server name {server_name:?}")))?;
@@ -281,7 +298,9 @@ fn handshake_error(e: io::Error) -> ConnectError {
     if e.kind() == io::ErrorKind::UnexpectedEof {
         return ConnectError::Tls {
             errno: "ECONNRESET",
-            message: "Client network socket disconnected before secure TLS connection was established".into(),
+            message:
+                "Client network socket disconnected before secure TLS connection was established"
+                    .into(),
         };
     }
     ConnectError::Io(e)
@@ -378,19 +397,28 @@ fn altname_message(expected: &ServerName<'_>, presented: &[String]) -> String {
             if let Some(d) = p.strip_prefix("DnsName(\"").and_then(|r| r.strip_suffix("\")")) {
                 Some((false, d.to_owned()))
             } else {
-                p.strip_prefix("IpAddress(").and_then(|r| r.strip_suffix(')')).map(|ip| (true, ip.to_owned()))
+                p.strip_prefix("IpAddress(")
+                    .and_then(|r| r.strip_suffix(')'))
+                    .map(|ip| (true, ip.to_owned()))
             }
         })
         .collect();
     let reason = match expected {
         ServerName::IpAddress(_) => {
-            let ips: Vec<&str> = names.iter().filter(|(ip, _)| *ip).map(|(_, n)| n.as_str()).collect();
+            let ips: Vec<&str> =
+                names.iter().filter(|(ip, _)| *ip).map(|(_, n)| n.as_str()).collect();
             format!("IP: {} is not in the cert's list: {}", expected.to_str(), ips.join(", "))
         }
         _ => {
-            let all: Vec<String> =
-                names.iter().map(|(ip, n)| if *ip { format!("IP Address:{n}") } else { format!("DNS:{n}") }).collect();
-            format!("Host: {}. is not in the cert's altnames: {}", expected.to_str(), all.join(", "))
+            let all: Vec<String> = names
+                .iter()
+                .map(|(ip, n)| if *ip { format!("IP Address:{n}") } else { format!("DNS:{n}") })
+                .collect();
+            format!(
+                "Host: {}. is not in the cert's altnames: {}",
+                expected.to_str(),
+                all.join(", ")
+            )
         }
     };
     format!("Hostname/IP does not match certificate's altnames: {reason}")
@@ -431,10 +459,20 @@ impl ServerCertVerifier for NodeVerifier {
         ocsp_response: &[u8],
         now: UnixTime,
     ) -> Result<ServerCertVerified, rustls::Error> {
-        let verified = self.inner.verify_server_cert(end_entity, intermediates, server_name, ocsp_response, now);
+        let verified = self.inner.verify_server_cert(
+            end_entity,
+            intermediates,
+            server_name,
+            ocsp_response,
+            now,
+        );
         // The chain is good and only the name failed: Node would still take a matching CN.
-        if let (Err(rustls::Error::InvalidCertificate(CertificateError::NotValidForName | CertificateError::NotValidForNameContext { .. })), ServerName::DnsName(name)) =
-            (&verified, server_name)
+        if let (
+            Err(rustls::Error::InvalidCertificate(
+                CertificateError::NotValidForName | CertificateError::NotValidForNameContext { .. },
+            )),
+            ServerName::DnsName(name),
+        ) = (&verified, server_name)
         {
             if common_name::vouches_for(end_entity, name.as_ref()) {
                 return Ok(ServerCertVerified::assertion());
@@ -443,9 +481,9 @@ impl ServerCertVerifier for NodeVerifier {
         verified.map_err(|e| match e {
             rustls::Error::InvalidCertificate(CertificateError::UnknownIssuer) => {
                 let code = unknown_issuer_code(end_entity, intermediates);
-                rustls::Error::InvalidCertificate(CertificateError::Other(rustls::OtherError(Arc::new(ChainError(
-                    code,
-                )))))
+                rustls::Error::InvalidCertificate(CertificateError::Other(rustls::OtherError(
+                    Arc::new(ChainError(code)),
+                )))
             }
             e => e,
         })

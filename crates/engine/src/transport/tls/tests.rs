@@ -4,11 +4,20 @@ use super::*;
 #[test]
 fn version_mapping() {
     assert_eq!(TlsVersion::range(None, None), Ok((TlsVersion::Tls12, TlsVersion::Tls13)));
-    assert_eq!(TlsVersion::range(Some("TLSv1.3"), None), Ok((TlsVersion::Tls13, TlsVersion::Tls13)));
-    assert_eq!(TlsVersion::range(None, Some("TLSv1.2")), Ok((TlsVersion::Tls12, TlsVersion::Tls12)));
+    assert_eq!(
+        TlsVersion::range(Some("TLSv1.3"), None),
+        Ok((TlsVersion::Tls13, TlsVersion::Tls13))
+    );
+    assert_eq!(
+        TlsVersion::range(None, Some("TLSv1.2")),
+        Ok((TlsVersion::Tls12, TlsVersion::Tls12))
+    );
     // A lower minimum still allows what rustls speaks.
     assert_eq!(TlsVersion::range(Some("TLSv1"), None), Ok((TlsVersion::Tls12, TlsVersion::Tls13)));
-    assert_eq!(TlsVersion::range(Some("TLSv1.1"), Some("TLSv1.2")), Ok((TlsVersion::Tls12, TlsVersion::Tls12)));
+    assert_eq!(
+        TlsVersion::range(Some("TLSv1.1"), Some("TLSv1.2")),
+        Ok((TlsVersion::Tls12, TlsVersion::Tls12))
+    );
     let e = TlsVersion::range(None, Some("TLSv1.1")).unwrap_err();
     assert!(e.0.contains("not supported"), "{e}");
     assert!(TlsVersion::range(None, Some("TLSv1")).is_err());
@@ -89,7 +98,10 @@ fn config_errors() {
     assert!(build_config(&no_key).unwrap_err().0.contains("without its key"));
     let enc = TlsOptions {
         cert: Some(String::new()),
-        key: Some("-----BEGIN ENCRYPTED PRIVATE KEY-----\nAAAA\n-----END ENCRYPTED PRIVATE KEY-----\n".into()),
+        key: Some(
+            "-----BEGIN ENCRYPTED PRIVATE KEY-----\nAAAA\n-----END ENCRYPTED PRIVATE KEY-----\n"
+                .into(),
+        ),
         ..permissive()
     };
     assert!(build_config(&enc).unwrap_err().0.contains("passphrase"));
@@ -100,9 +112,18 @@ fn config_errors() {
 #[test]
 fn server_names() {
     let config = Arc::new(build_config(&permissive()).unwrap());
-    assert!(matches!(TlsConnector::new(config.clone(), "example.com").unwrap().name, ServerName::DnsName(_)));
-    assert!(matches!(TlsConnector::new(config.clone(), "127.0.0.1").unwrap().name, ServerName::IpAddress(_)));
-    assert!(matches!(TlsConnector::new(config.clone(), "[::1]").unwrap().name, ServerName::IpAddress(_)));
+    assert!(matches!(
+        TlsConnector::new(config.clone(), "example.com").unwrap().name,
+        ServerName::DnsName(_)
+    ));
+    assert!(matches!(
+        TlsConnector::new(config.clone(), "127.0.0.1").unwrap().name,
+        ServerName::IpAddress(_)
+    ));
+    assert!(matches!(
+        TlsConnector::new(config.clone(), "[::1]").unwrap().name,
+        ServerName::IpAddress(_)
+    ));
     assert!(TlsConnector::new(config, "").is_err());
 }
 
@@ -136,21 +157,33 @@ fn der_names() {
 #[test]
 fn self_issued_fixtures() {
     let der = |pem: &str| parse_certs(pem, "fixture").unwrap().remove(0);
-    let fixture = |name| std::fs::read_to_string(format!("../../__test__/fixtures/tls/{name}.pem")).unwrap();
+    let fixture =
+        |name| std::fs::read_to_string(format!("../../__test__/fixtures/tls/{name}.pem")).unwrap();
     assert!(is_self_issued(&der(&fixture("self-signed"))));
     assert!(is_self_issued(&der(&fixture("ca"))));
     assert!(!is_self_issued(&der(&fixture("localhost"))));
     let leaf = der(&fixture("unknown-ca"));
     assert_eq!(unknown_issuer_code(&leaf, &[]), "UNABLE_TO_VERIFY_LEAF_SIGNATURE");
-    assert_eq!(unknown_issuer_code(&der(&fixture("self-signed")), &[]), "DEPTH_ZERO_SELF_SIGNED_CERT");
-    assert_eq!(unknown_issuer_code(&leaf, &[der(&fixture("other-ca"))]), "SELF_SIGNED_CERT_IN_CHAIN");
-    assert_eq!(unknown_issuer_code(&leaf, &[der(&fixture("other"))]), "UNABLE_TO_GET_ISSUER_CERT_LOCALLY");
+    assert_eq!(
+        unknown_issuer_code(&der(&fixture("self-signed")), &[]),
+        "DEPTH_ZERO_SELF_SIGNED_CERT"
+    );
+    assert_eq!(
+        unknown_issuer_code(&leaf, &[der(&fixture("other-ca"))]),
+        "SELF_SIGNED_CERT_IN_CHAIN"
+    );
+    assert_eq!(
+        unknown_issuer_code(&leaf, &[der(&fixture("other"))]),
+        "UNABLE_TO_GET_ISSUER_CERT_LOCALLY"
+    );
 }
 
 #[test]
 fn error_codes() {
     let chain = |code| {
-        rustls::Error::InvalidCertificate(CertificateError::Other(rustls::OtherError(Arc::new(ChainError(code)))))
+        rustls::Error::InvalidCertificate(CertificateError::Other(rustls::OtherError(Arc::new(
+            ChainError(code),
+        ))))
     };
     assert_eq!(node_error(&chain("DEPTH_ZERO_SELF_SIGNED_CERT")).0, "DEPTH_ZERO_SELF_SIGNED_CERT");
     assert_eq!(node_error(&chain("DEPTH_ZERO_SELF_SIGNED_CERT")).1, "self-signed certificate");
@@ -174,5 +207,8 @@ fn error_codes() {
     let eof = io::Error::from(io::ErrorKind::UnexpectedEof);
     assert!(matches!(handshake_error(eof), ConnectError::Tls { errno: "ECONNRESET", .. }));
     let wrapped = io::Error::new(io::ErrorKind::InvalidData, expired);
-    assert!(matches!(handshake_error(wrapped), ConnectError::Tls { errno: "CERT_HAS_EXPIRED", .. }));
+    assert!(matches!(
+        handshake_error(wrapped),
+        ConnectError::Tls { errno: "CERT_HAS_EXPIRED", .. }
+    ));
 }

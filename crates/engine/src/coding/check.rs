@@ -59,7 +59,10 @@ pub fn check_decoder(data: &[u8], probe: Probe) {
             // pieces; they must agree as far as both go. Which limit is hit first (corrupt data or
             // the size limit) can depend on the pieces too.
             let common = whole.len().min(split.len());
-            assert!(whole[..common] == split[..common], "split feed decodes differently before the error");
+            assert!(
+                whole[..common] == split[..common],
+                "split feed decodes differently before the error"
+            );
             if a.kind != ErrorKind::TooLarge && b.kind != ErrorKind::TooLarge {
                 assert_eq!(a.kind, b.kind, "whole: {a}; split: {b}");
             }
@@ -67,7 +70,10 @@ pub fn check_decoder(data: &[u8], probe: Probe) {
         (a, b) => panic!("whole feed ended {a:?}, split feed {b:?}"),
     }
     if lenient {
-        assert!(!matches!(whole_end, Err(DecodeError { kind: ErrorKind::Truncated, .. })), "lenient decoder refused a cut stream");
+        assert!(
+            !matches!(whole_end, Err(DecodeError { kind: ErrorKind::Truncated, .. })),
+            "lenient decoder refused a cut stream"
+        );
     }
     let peak = probe(&mut || {
         let mut d = make();

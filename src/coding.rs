@@ -1,12 +1,14 @@
-//! `NativeDecoder`: the engine's content decoders (crates/engine/src/decode) for one response
+//! `NativeDecoder`: the engine's content decoders (crates/engine/src/coding) for one response
 //! body, called synchronously from JS with buffers in and out (DESIGN §2: no Promise per chunk).
 //! JS owns the output memory (`readInto`): decoded bytes land in buffers V8 allocated and accounts
 //! for, so its GC sees them and no native allocation is freed on another schedule.
-use ferro_engine::decode::{live_decoders, parse_content_encoding, DecodeError, Decoder, ErrorKind};
+use ferro_engine::coding::{
+    live_decoders, parse_content_encoding, DecodeError, Decoder, ErrorKind,
+};
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
 
-/// Errors carry the kind as their `code`, which ts/native/decoder.ts maps to error classes.
+/// Errors carry the kind as their `code`, which ts/native/coding.ts maps to error classes.
 fn to_js(e: DecodeError) -> Error<String> {
     let code = match e.kind {
         ErrorKind::Corrupt => "DECODE_CORRUPT",
@@ -46,7 +48,10 @@ impl NativeDecoder {
     /// Decodes into `out` (a JS-allocated buffer, so V8 accounts for the memory and nothing is
     /// allocated natively) and returns the byte count; 0: none ready until more input (after `end`: the body is complete).
     #[napi(catch_unwind)]
-    pub fn read_into(&mut self, mut out: BufferSlice<'_>) -> std::result::Result<u32, Error<String>> {
+    pub fn read_into(
+        &mut self,
+        mut out: BufferSlice<'_>,
+    ) -> std::result::Result<u32, Error<String>> {
         self.inner.read_into(&mut out).map(|n| n as u32).map_err(to_js)
     }
 }
@@ -57,7 +62,11 @@ impl NativeDecoder {
 // Only JS calls it (the napi registration is absent from test builds).
 #[cfg_attr(test, allow(dead_code))]
 #[napi(catch_unwind)]
-pub fn create_decoder(content_encoding: String, max_size: f64, lenient: bool) -> std::result::Result<Option<NativeDecoder>, Error<String>> {
+pub fn create_decoder(
+    content_encoding: String,
+    max_size: f64,
+    lenient: bool,
+) -> std::result::Result<Option<NativeDecoder>, Error<String>> {
     let Some(codings) = parse_content_encoding(&content_encoding).map_err(to_js)? else {
         return Ok(None);
     };

@@ -1,6 +1,6 @@
 //! One content coding's streaming decoder: bytes in, bytes out into a caller-sized slice, so the
 //! caller decides how much output one step may produce.
-use super::coding::{Coding, DecodeError, ErrorKind};
+use super::kind::{Coding, DecodeError, ErrorKind};
 use brotli_decompressor::{BrotliDecompressStream, BrotliResult, BrotliState, StandardAlloc};
 use flate2::{Decompress, FlushDecompress, Status};
 
@@ -44,11 +44,16 @@ impl Codec {
             Coding::Gzip => Codec::Flate { z: Flate::Gzip(Decompress::new_gzip(15)), ended: false },
             Coding::Deflate => Codec::Flate { z: Flate::Undecided, ended: false },
             Coding::Brotli => Codec::Brotli {
-                state: Box::new(BrotliState::new(StandardAlloc::default(), StandardAlloc::default(), StandardAlloc::default())),
+                state: Box::new(BrotliState::new(
+                    StandardAlloc::default(),
+                    StandardAlloc::default(),
+                    StandardAlloc::default(),
+                )),
                 ended: false,
             },
             Coding::Zstd => {
-                let mut z = zstd::stream::raw::Decoder::new().map_err(|e| DecodeError::new(ErrorKind::Corrupt, coding, e.to_string()))?;
+                let mut z = zstd::stream::raw::Decoder::new()
+                    .map_err(|e| DecodeError::new(ErrorKind::Corrupt, coding, e.to_string()))?;
                 z.set_parameter(zstd::stream::raw::DParameter::WindowLogMax(ZSTD_WINDOW_LOG_MAX))
                     .map_err(|e| DecodeError::new(ErrorKind::Corrupt, coding, e.to_string()))?;
                 Codec::Zstd { z: Box::new(z), ended: false, started: false }
@@ -68,13 +73,24 @@ impl Codec {
 
     /// Decodes from `input` into `out`. Never consumes input it has not decoded into `out` or into
     /// its own bounded state (a window at most), so the caller's output limit holds.
-    pub fn step(&mut self, coding: Coding, input: &[u8], out: &mut [u8]) -> Result<Step, DecodeError> {
+    pub fn step(
+        &mut self,
+        coding: Coding,
+        input: &[u8],
+        out: &mut [u8],
+    ) -> Result<Step, DecodeError> {
         let corrupt = |msg: String| DecodeError::new(ErrorKind::Corrupt, coding, msg);
         match self {
             Codec::Flate { z, ended } => {
                 if let Flate::Undecided = z {
-                    let Some(&first) = input.first() else { return Ok(Step { consumed: 0, produced: 0 }) };
-                    *z = if looks_like_zlib(first) { Flate::Zlib(Decompress::new(true)) } else { Flate::Raw(Decompress::new(false)) };
+                    let Some(&first) = input.first() else {
+                        return Ok(Step { consumed: 0, produced: 0 });
+                    };
+                    *z = if looks_like_zlib(first) {
+                        Flate::Zlib(Decompress::new(true))
+                    } else {
+                        Flate::Raw(Decompress::new(false))
+                    };
                 }
                 if *ended {
                     // A gzip body may hold several members back to back (RFC 1952 §2.2); any other
@@ -95,23 +111,42 @@ impl Codec {
                 }
                 let d = match z {
                     Flate::Zlib(d) | Flate::Raw(d) | Flate::Gzip(d) => d,
-                    Flate::Undecided | Flate::Trailing => unreachable!("decided above; trailing only once ended"),
+                    Flate::Undecided | Flate::Trailing => {
+                        unreachable!("decided above; trailing only once ended")
+                    }
                 };
                 let (in0, out0) = (d.total_in(), d.total_out());
-                let status = d.decompress(input, out, FlushDecompress::None).map_err(|e| corrupt(e.to_string()))?;
+                let status = d
+                    .decompress(input, out, FlushDecompress::None)
+                    .map_err(|e| corrupt(e.to_string()))?;
                 if status == Status::StreamEnd {
                     *ended = true;
                 }
-                Ok(Step { consumed: (d.total_in() - in0) as usize, produced: (d.total_out() - out0) as usize })
+                Ok(Step {
+                    consumed: (d.total_in() - in0) as usize,
+                    produced: (d.total_out() - out0) as usize,
+                })
             }
             Codec::Brotli { state, ended } => {
                 if *ended {
                     return Ok(Step { consumed: input.len(), produced: 0 });
                 }
-                let (mut avail_in, mut in_off, mut avail_out, mut out_off, mut total) = (input.len(), 0, out.len(), 0, 0);
-                let r = BrotliDecompressStream(&mut avail_in, &mut in_off, input, &mut avail_out, &mut out_off, out, &mut total, state);
+                let (mut avail_in, mut in_off, mut avail_out, mut out_off, mut total) =
+                    (input.len(), 0, out.len(), 0, 0);
+                let r = BrotliDecompressStream(
+                    &mut avail_in,
+                    &mut in_off,
+                    input,
+                    &mut avail_out,
+                    &mut out_off,
+                    out,
+                    &mut total,
+                    state,
+                );
                 match r {
-                    BrotliResult::ResultFailure => return Err(corrupt("invalid brotli stream".into())),
+                    BrotliResult::ResultFailure => {
+                        return Err(corrupt("invalid brotli stream".into()))
+                    }
                     BrotliResult::ResultSuccess => *ended = true,
                     BrotliResult::NeedsMoreInput | BrotliResult::NeedsMoreOutput => {}
                 }

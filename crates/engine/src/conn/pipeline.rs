@@ -64,14 +64,19 @@ impl Pipeline {
 
     /// The connection has room for another request now.
     pub fn wants_more(&self) -> bool {
-        self.inflight.len() < self.cap && !self.blocked && !self.no_reuse && self.streaming.is_none()
+        self.inflight.len() < self.cap
+            && !self.blocked
+            && !self.no_reuse
+            && self.streaming.is_none()
     }
 
     /// undici's rules: an idle connection takes anything; only idempotent requests join a
     /// non-empty pipeline, and upgrades and streamed bodies never do.
     pub fn admits(&self, next: &Request) -> bool {
         self.inflight.is_empty()
-            || (next.has(flags::IDEMPOTENT) && !next.has(flags::UPGRADE) && !next.has(flags::STREAM_BODY))
+            || (next.has(flags::IDEMPOTENT)
+                && !next.has(flags::UPGRADE)
+                && !next.has(flags::STREAM_BODY))
     }
 
     /// The next request is the last `max_requests` allows on one connection (0: no limit).
@@ -83,7 +88,14 @@ impl Pipeline {
     /// CONNECT, `last` that it is the last this connection takes, `stream` the framing of a body
     /// still to come from JS (`Some(None)`: chunked).
     /// `head_at` is where its head starts in the write buffer.
-    pub fn push(&mut self, req: Request, head_at: usize, connect: bool, last: bool, stream: Option<Option<u64>>) {
+    pub fn push(
+        &mut self,
+        req: Request,
+        head_at: usize,
+        connect: bool,
+        last: bool,
+        stream: Option<Option<u64>>,
+    ) {
         if req.has(flags::BLOCKING) {
             self.blocked = true;
         }
@@ -95,7 +107,14 @@ impl Pipeline {
             self.streaming = Some(Streaming { id: req.id, ctl: req.ctl.clone(), remaining });
         }
         self.unwritten += 1;
-        self.inflight.push_back(InFlight { req, started: false, head_done: false, body_bytes: 0, head_at, sent_at: None });
+        self.inflight.push_back(InFlight {
+            req,
+            started: false,
+            head_done: false,
+            body_bytes: 0,
+            head_at,
+            sent_at: None,
+        });
     }
 
     /// `written` bytes of the write buffer went out (`all_out`: all of it), with `read` bytes read
@@ -129,7 +148,12 @@ pub(super) struct Settled {
 /// failure is the connection's (a reused socket that turned out dead, or an abort of another
 /// request), not the response's. Only idempotent requests with a body the engine still holds
 /// are re-sent, at most `MAX_RETRIES` times. `served` counts the requests the connection took.
-pub(super) fn settle(inflight: VecDeque<InFlight>, served: u64, code: ErrorCode, aborted: bool) -> Settled {
+pub(super) fn settle(
+    inflight: VecDeque<InFlight>,
+    served: u64,
+    code: ErrorCode,
+    aborted: bool,
+) -> Settled {
     let mut out = Settled::default();
     let reused = served > inflight.len() as u64;
     for (i, f) in inflight.into_iter().enumerate() {
@@ -198,7 +222,10 @@ mod tests {
         assert!(p.admits(&req(2, GET)));
         assert!(!p.admits(&req(2, POST)), "non-idempotent waits for an idle connection");
         assert!(!p.admits(&req(2, GET | flags::UPGRADE)), "upgrades never join a pipeline");
-        assert!(!p.admits(&req(2, GET | flags::STREAM_BODY)), "streamed bodies never join a pipeline");
+        assert!(
+            !p.admits(&req(2, GET | flags::STREAM_BODY)),
+            "streamed bodies never join a pipeline"
+        );
     }
 
     #[test]
@@ -246,7 +273,11 @@ mod tests {
         p.push(req(1, GET), 0, false, false, None);
         p.push(req(2, GET), 40, false, false, None);
         p.note_sent(10, false, 100);
-        assert_eq!(sent(&p), [Some(100), None], "request 2's head is still waiting behind request 1");
+        assert_eq!(
+            sent(&p),
+            [Some(100), None],
+            "request 2's head is still waiting behind request 1"
+        );
         p.note_sent(41, false, 150);
         assert_eq!(sent(&p), [Some(100), Some(150)]);
         // The buffer emptied and starts over: the next head is at its start.
@@ -297,13 +328,24 @@ mod tests {
         p.inflight.pop_front();
         p.push(req(2, GET), 0, false, false, None);
         p.inflight[0].started = true;
-        assert_eq!(settle(p.inflight, p.served, ErrorCode::Socket, false).failed, vec![2], "a response byte arrived");
+        assert_eq!(
+            settle(p.inflight, p.served, ErrorCode::Socket, false).failed,
+            vec![2],
+            "a response byte arrived"
+        );
 
         let mut tired = req(3, GET);
         tired.retries = MAX_RETRIES;
         let mut p = with(8, &[(1, GET)]);
         p.push(req(2, POST), 0, false, false, None);
-        p.inflight.push_back(InFlight { req: tired, started: false, head_done: false, body_bytes: 0, head_at: 0, sent_at: None });
+        p.inflight.push_back(InFlight {
+            req: tired,
+            started: false,
+            head_done: false,
+            body_bytes: 0,
+            head_at: 0,
+            sent_at: None,
+        });
         p.push(req(4, GET | flags::STREAM_BODY), 0, false, false, Some(None));
         p.push(req(5, GET), 0, false, false, None);
         let s = settle(p.inflight, p.served, ErrorCode::Socket, false);
@@ -317,7 +359,11 @@ mod tests {
         p.inflight[1].req.ctl.abort();
         let s = settle(p.inflight, p.served, ErrorCode::Info, true);
         assert_eq!(s.aborted, vec![2]);
-        assert_eq!(ids(&s.requeue), vec![1], "the head is re-sent: the abort was another request's");
+        assert_eq!(
+            ids(&s.requeue),
+            vec![1],
+            "the head is re-sent: the abort was another request's"
+        );
         assert!(s.failed.is_empty());
     }
 }

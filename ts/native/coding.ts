@@ -1,4 +1,4 @@
-// The engine's content decoders (crates/engine/src/decode) as JS sees them: one synchronous call
+// The engine's content decoders (crates/engine/src/coding) as JS sees them: one synchronous call
 // per chunk, buffers in and out, errors mapped to typed errors. Used by the decompress interceptor
 // and by fetch: the one implementation of content decoding.
 import { binding, type NativeDecoder } from './binding.js';

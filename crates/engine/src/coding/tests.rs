@@ -6,7 +6,9 @@ use std::io::Write;
 fn sample() -> Vec<u8> {
     let mut v = Vec::new();
     for i in 0..300u32 {
-        v.extend_from_slice(format!("line {i}: the quick brown fox {}\n", i * 7919 % 1000).as_bytes());
+        v.extend_from_slice(
+            format!("line {i}: the quick brown fox {}\n", i * 7919 % 1000).as_bytes(),
+        );
     }
     v
 }
@@ -70,7 +72,8 @@ fn every_coding_split_at_every_byte() {
     for (name, enc) in encoders() {
         let z = enc(&data);
         for k in 0..=z.len() {
-            let got = run(&mut decoder(name), &[&z[..k], &z[k..]]).unwrap_or_else(|e| panic!("{name} split at {k}: {e}"));
+            let got = run(&mut decoder(name), &[&z[..k], &z[k..]])
+                .unwrap_or_else(|e| panic!("{name} split at {k}: {e}"));
             assert_eq!(got, data, "{name} split at {k}");
         }
     }
@@ -92,7 +95,11 @@ fn chained_codings_split_at_every_byte() {
     // "gzip, br": gzip applied first, so br is undone first.
     let z = br(&gzip(&data));
     for k in 0..=z.len() {
-        assert_eq!(run(&mut decoder("gzip, br"), &[&z[..k], &z[k..]]).unwrap(), data, "split at {k}");
+        assert_eq!(
+            run(&mut decoder("gzip, br"), &[&z[..k], &z[k..]]).unwrap(),
+            data,
+            "split at {k}"
+        );
     }
     let z = zstd_enc(&zlib(&br(&data)));
     assert_eq!(run(&mut decoder("br, deflate, zstd"), &[&z]).unwrap(), data);
@@ -119,7 +126,8 @@ fn corrupt_input_is_an_error_never_a_panic() {
     for (name, enc) in encoders() {
         let z = enc(&data);
         // Garbage from the start.
-        let err = run(&mut decoder(name), &[b"this is not compressed at all, not even a little"]).unwrap_err();
+        let err = run(&mut decoder(name), &[b"this is not compressed at all, not even a little"])
+            .unwrap_err();
         assert!(matches!(err.kind, ErrorKind::Corrupt | ErrorKind::Truncated), "{name}: {err:?}");
         // Every single flipped byte: an error or (rarely, where the format cannot tell) other bytes,
         // but never a panic, and never success with the original content undetected for checksummed
@@ -129,7 +137,10 @@ fn corrupt_input_is_an_error_never_a_panic() {
             bad[k] ^= 0x55;
             let r = run(&mut decoder(name), &[&bad]);
             if name.contains("gzip") {
-                assert!(r.is_err() || r.as_ref().unwrap() == &data, "gzip flip at {k} went unnoticed");
+                assert!(
+                    r.is_err() || r.as_ref().unwrap() == &data,
+                    "gzip flip at {k} went unnoticed"
+                );
             }
         }
     }
@@ -225,7 +236,10 @@ fn parsing_content_encoding() {
     assert_eq!(parse_content_encoding("x-compress").unwrap(), Some(vec![Deflate]));
     assert_eq!(parse_content_encoding("zstd,deflate").unwrap(), Some(vec![Deflate, Zstd]));
     assert_eq!(parse_content_encoding("gzip,gzip,gzip,gzip,gzip").unwrap().unwrap().len(), 5);
-    assert_eq!(parse_content_encoding("gzip,gzip,gzip,gzip,gzip,gzip").unwrap_err().kind, ErrorKind::TooManyCodings);
+    assert_eq!(
+        parse_content_encoding("gzip,gzip,gzip,gzip,gzip,gzip").unwrap_err().kind,
+        ErrorKind::TooManyCodings
+    );
 }
 
 #[test]
@@ -264,7 +278,11 @@ fn generated_and_mutated_bodies_keep_the_decoder_invariants() {
         let n = 1 + g.upto(2);
         let mut names = 0u8;
         let len = *g.pick(&[0usize, 1, 100, 5000, 70_000]);
-        let mut body: Vec<u8> = if g.upto(1) == 0 { g.bytes(len) } else { sample().into_iter().cycle().take(len).collect() };
+        let mut body: Vec<u8> = if g.upto(1) == 0 {
+            g.bytes(len)
+        } else {
+            sample().into_iter().cycle().take(len).collect()
+        };
         // Encoded in listing order, so the innermost coding is the last to be undone.
         for i in (0..n).rev() {
             let k = g.upto(3);

@@ -6,13 +6,13 @@
 #[cfg(any(test, feature = "fuzzing"))]
 pub mod check;
 mod codec;
-mod coding;
+mod kind;
 #[cfg(test)]
 mod tests;
 
 use codec::Codec;
-pub use coding::{Coding, DecodeError, ErrorKind};
 pub use codec::ZSTD_WINDOW_LOG_MAX;
+pub use kind::{Coding, DecodeError, ErrorKind};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// Decoders in the process still holding their state (not yet complete, failed or released).
@@ -39,7 +39,9 @@ pub fn parse_content_encoding(value: &str) -> Result<Option<Vec<Coding>>, Decode
             return Err(DecodeError {
                 kind: ErrorKind::TooManyCodings,
                 coding: None,
-                message: format!("too many content-encodings in response (more than {MAX_CODINGS})"),
+                message: format!(
+                    "too many content-encodings in response (more than {MAX_CODINGS})"
+                ),
             });
         }
         let lower = name.to_ascii_lowercase();
@@ -80,11 +82,22 @@ pub struct Decoder {
 impl Decoder {
     /// `codings` in decoding order (see [`parse_content_encoding`]). `max_size`: most bytes any
     /// stage may produce.
-    pub fn new(codings: &[Coding], max_size: Option<u64>, lenient: bool) -> Result<Decoder, DecodeError> {
+    pub fn new(
+        codings: &[Coding],
+        max_size: Option<u64>,
+        lenient: bool,
+    ) -> Result<Decoder, DecodeError> {
         let stages = codings
             .iter()
             .map(|&coding| {
-                Ok(Stage { coding, codec: Codec::new(coding)?, buf: Vec::new(), pos: 0, seen_input: false, produced: 0 })
+                Ok(Stage {
+                    coding,
+                    codec: Codec::new(coding)?,
+                    buf: Vec::new(),
+                    pos: 0,
+                    seen_input: false,
+                    produced: 0,
+                })
             })
             .collect::<Result<Vec<_>, DecodeError>>()?;
         LIVE.fetch_add(1, Ordering::Relaxed);
@@ -182,7 +195,11 @@ impl Decoder {
         for st in &self.stages {
             // An empty body decodes to an empty body (servers send those with a content-encoding).
             if st.seen_input && !st.codec.ended() && !self.lenient {
-                return Err(DecodeError::new(ErrorKind::Truncated, st.coding, "unexpected end of data".into()));
+                return Err(DecodeError::new(
+                    ErrorKind::Truncated,
+                    st.coding,
+                    "unexpected end of data".into(),
+                ));
             }
         }
         Ok(())
@@ -219,7 +236,10 @@ impl Decoder {
                         ErrorKind::TooLarge,
                         st.coding,
                         // undici's wording, so code matching its message works on both.
-                        format!("Decompressed response size ({}) exceeded maxSize ({max})", st.produced),
+                        format!(
+                            "Decompressed response size ({}) exceeded maxSize ({max})",
+                            st.produced
+                        ),
                     ));
                 }
             }
