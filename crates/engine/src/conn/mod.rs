@@ -3,7 +3,7 @@
 //! - `connect.rs`: dialing (or a bridged socket from JS), TLS, the address string;
 //! - `session.rs`: the protocol chosen, and how a session ends;
 //! - `http1.rs`: the HTTP/1.1 session, a hand-written `poll` (the state machine the driver polls);
-//! - `dispatch.rs`: its pipeline and the pipelining / retry rules (pure, unit-tested);
+//! - `pipeline.rs`: its pipeline and the pipelining / retry rules (pure, unit-tested);
 //! - `buffers.rs`: its read and write buffers;
 //! - `tunnel.rs`: the socket after an upgrade or a CONNECT, a byte tunnel to JS.
 //!
