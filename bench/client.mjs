@@ -4,18 +4,16 @@
 // Usage: node bench/client.mjs '<json config>'   (normally forked by bench/run.mjs with IPC)
 //
 // Config:
-//   contender     ferro-request | ferro-dispatch | undici-request | undici-dispatch | node-http
-//                 | ferro-fetch | undici-fetch (WHATWG fetch on the library's own Pool)
-//                 | ferro-bridged (ferro's request API over sockets from a custom connector)
-//                 | ferro-interceptors | undici-interceptors (request() through retry + redirect)
-//                 | ferro-websocket | undici-websocket (one WebSocket; a "request" is one echoed
-//                   message of expectBytes bytes, `concurrency` messages in flight)
+//   contender     <lib>-<api> (lib ferro or undici; api request, request-text, request-dump,
+//                 request-iter, stream, dispatch, fetch, interceptors, websocket: bench/contenders.mjs),
+//                 ferro-bridged or node-http
 //   origin        e.g. http://127.0.0.1:12345 or https://127.0.0.1:12346
 //   caFile        for https origins: the CA that signed the server's certificate
 //   reset         every request on a new connection (reset: true; node-http: no keep-alive)
 //   maxCachedSessions   TLS sessions kept (null: the library's default; 0: no resumption)
 //   path          /small or /64k
 //   expectBytes   exact body length; anything else counts as an error
+//   blocking      false: every request is sent with `blocking: false` (pipelined behind the previous)
 //   interceptor   'decompress' | 'dns' | 'cookies' | null: the dispatcher is composed with that interceptor
 //   withOrigin    requests name their origin even without an interceptor (the cookies-off row)
 //   redisUrl      with interceptor 'cache': the store is a RedisCacheStore on this server (ferro only)
@@ -29,14 +27,15 @@
 //   yieldEach     start each next request from setImmediate instead of the completion callback
 //   undiciPkg     'undici' or 'undici7'
 //   ferroUrl      file: URL of ferro's dist/index.js
+//   perf          null, or { ctl, ack } (perf stat control FIFOs, or null without perf): count N-API
+//                 crossings and V8 heap allocation over the measured window (bench/counters.mjs)
 //
 // Result (sent over IPC as { type: 'result', ... }, or printed as JSON without IPC):
 //   ok, error, lib, completed, errors, firstError, wallMs, cpuUserUs, cpuSystemUs, reqPerSec,
-//   cpuUsPerReq, maxRssKb, undrained, latency { p50, p90, p99, mean, min, max, samples }
-import http from 'node:http';
-import https from 'node:https';
-import fs from 'node:fs';
-import { fileURLToPath } from 'node:url';
+//   cpuUsPerReq, maxRssKb, undrained, latency { p50, p90, p99, mean, min, max, samples },
+//   counted (perf turns: { napi: { in, out, byName } | null, heap: { bytes, gcs } })
+import { makeContender } from './contenders.mjs';
+import { countNapi, heapAllocation, napiDelta, perfControl } from './counters.mjs';
 
 const cfg = JSON.parse(process.argv[2] ?? '{}');
 
@@ -64,287 +63,6 @@ function errMessage(err) {
   if (!err) return 'unknown error';
   const code = err.code ? `${err.code}: ` : '';
   return `${code}${err.message ?? String(err)}`;
-}
-
-// ---------------------------------------------------------------------------------------------------
-// Contenders. Each returns { lib: { name, version }, issue(cb), close() }.
-// issue(cb) starts one request and calls cb(err, statusCode, bodyBytes) once the body is fully read.
-// ---------------------------------------------------------------------------------------------------
-
-function readVersion(pkgJsonPath) {
-  try {
-    return JSON.parse(fs.readFileSync(pkgJsonPath, 'utf8')).version;
-  } catch {
-    return 'unknown';
-  }
-}
-
-async function loadFerro() {
-  const file = fileURLToPath(cfg.ferroUrl);
-  if (!fs.existsSync(file)) throw new Error(`ferro not built: ${file} does not exist (run npm run build)`);
-  const mod = await import(cfg.ferroUrl);
-  if (typeof mod.Pool !== 'function') throw new Error('ferro dist/index.js does not export Pool');
-  const version = readVersion(new URL('../package.json', new URL('.', cfg.ferroUrl)));
-  return { mod, lib: { name: 'ferro', version } };
-}
-
-async function loadUndici() {
-  const mod = await import(cfg.undiciPkg);
-  const version = readVersion(new URL(`../node_modules/${cfg.undiciPkg}/package.json`, import.meta.url));
-  return { mod, lib: { name: cfg.undiciPkg, version } };
-}
-
-const ca = cfg.caFile ? fs.readFileSync(cfg.caFile, 'utf8') : null;
-// TLS options as both libraries take them in `connect`.
-const tlsOptions = () => (ca ? { ca, ...(cfg.maxCachedSessions != null ? { maxCachedSessions: cfg.maxCachedSessions } : null) } : null);
-
-function poolOptions() {
-  const tls = tlsOptions();
-  return {
-    connections: cfg.connections,
-    pipelining: cfg.pipelining,
-    // Both libraries negotiate h2 through ALPN when asked (undici 7 only on request).
-    allowH2: cfg.h2 === true,
-    ...(tls ? { connect: tls } : null),
-    ...(cfg.maxGlobalConnections ? { maxGlobalConnections: cfg.maxGlobalConnections } : null),
-  };
-}
-
-// Agents and interceptors get the origin in each request (undici 7's cache skips requests without one).
-const requestOptions = () => ({
-  path: cfg.path,
-  method: 'GET',
-  ...(cfg.agent || cfg.interceptor || cfg.withOrigin ? { origin: cfg.origin } : null),
-  ...(cfg.reset ? { reset: true } : null),
-});
-
-// The scenario's interceptor; cookies gets a jar already holding 3 cookies for the origin.
-function interceptorFor(mod) {
-  if (cfg.interceptor === 'cache' && cfg.redisUrl) {
-    return mod.interceptors.cache({ store: new mod.cacheStores.RedisCacheStore({ url: cfg.redisUrl, keyPrefix: `bench${process.pid}:` }) });
-  }
-  if (cfg.interceptor !== 'cookies') return mod.interceptors[cfg.interceptor]();
-  const jar = new mod.CookieJar();
-  for (const c of ['theme=dark', 'lang=en; Path=/', 'consent=yes; Max-Age=3600']) jar.setCookie(c, cfg.origin);
-  return mod.interceptors.cookies({ jar });
-}
-
-// The dispatcher a contender drives: a Pool (or an Agent), composed with the scenario's interceptor.
-function makeDispatcher(mod, extra = {}) {
-  const opts = { ...poolOptions(), ...extra };
-  const base = cfg.agent ? new mod.Agent(opts) : new mod.Pool(cfg.origin, opts);
-  const composed = cfg.interceptor ? base.compose(interceptorFor(mod)) : base;
-  return { dispatcher: composed, close: () => base.close() };
-}
-
-// What users write: await the response, then read the whole body. arrayBuffer() reads every byte
-// without a text decode, so the 64 KiB case measures transport and not UTF-8 decoding.
-function requestContender({ mod, lib }, extra = {}, wrap = (pool) => pool) {
-  const { dispatcher: pool, close } = makeDispatcher(mod, extra);
-  const target = wrap(pool);
-  const opts = requestOptions();
-  async function one() {
-    const { statusCode, body } = await target.request(opts);
-    const ab = await body.arrayBuffer();
-    return [statusCode, ab.byteLength];
-  }
-  return {
-    lib,
-    issue(cb) {
-      one().then(
-        ([status, bytes]) => cb(null, status, bytes),
-        (err) => cb(err),
-      );
-    },
-    close,
-  };
-}
-
-// A minimal controller-based dispatch handler that counts body bytes.
-class CountingHandler {
-  constructor(cb) {
-    this.cb = cb;
-    this.status = 0;
-    this.bytes = 0;
-  }
-  onRequestStart(_controller, _context) {}
-  onResponseStart(_controller, statusCode, _headers, _statusMessage) {
-    this.status = statusCode;
-  }
-  onResponseData(_controller, chunk) {
-    this.bytes += chunk.length;
-  }
-  onResponseEnd(_controller, _trailers) {
-    const cb = this.cb;
-    this.cb = null;
-    if (cb) cb(null, this.status, this.bytes);
-  }
-  onResponseError(_controller, err) {
-    const cb = this.cb;
-    this.cb = null;
-    if (cb) cb(err);
-  }
-}
-
-function dispatchContender({ mod, lib }) {
-  const { dispatcher: pool, close } = makeDispatcher(mod);
-  const opts = { origin: cfg.origin, ...requestOptions() };
-  return {
-    lib,
-    issue(cb) {
-      try {
-        // A `false` return only means "busy": the request is queued and will still complete.
-        pool.dispatch(opts, new CountingHandler(cb));
-      } catch (err) {
-        cb(err);
-      }
-    },
-    close,
-  };
-}
-
-// WHATWG fetch with the library's Pool as its dispatcher; arrayBuffer() reads the whole body.
-function fetchContender({ mod, lib }) {
-  if (typeof mod.fetch !== 'function') throw new Error(`${lib.name} does not export fetch`);
-  const pool = new mod.Pool(cfg.origin, poolOptions());
-  const url = new URL(cfg.path, cfg.origin).href;
-  const init = { dispatcher: pool, ...(cfg.reset ? { headers: { connection: 'close' } } : null) };
-  async function one() {
-    const res = await mod.fetch(url, init);
-    const ab = await res.arrayBuffer();
-    return [res.status, ab.byteLength];
-  }
-  return {
-    lib,
-    issue(cb) {
-      one().then(
-        ([status, bytes]) => cb(null, status, bytes),
-        (err) => cb(err),
-      );
-    },
-    close: () => pool.close(),
-  };
-}
-
-// Any function other than buildConnector's own result makes ferro connect through it (bridged).
-async function bridgedContender(loaded) {
-  let build = loaded.mod.buildConnector;
-  // Builds from before the export: the connector module itself.
-  if (typeof build !== 'function') build = (await import(new URL('./core/connector.js', cfg.ferroUrl))).buildConnector;
-  const connector = build(tlsOptions() ?? {});
-  return requestContender(loaded, { connect: (opts, cb) => connector(opts, cb) });
-}
-
-// request() through the usual production stack: retry and redirect interceptors composed.
-function interceptorsContender(loaded) {
-  const { interceptors } = loaded.mod;
-  return requestContender(loaded, {}, (pool) =>
-    pool.compose(interceptors.retry(), interceptors.redirect({ maxRedirections: 3 })),
-  );
-}
-
-function nodeHttpContender() {
-  const url = new URL(cfg.origin);
-  const maxSockets = cfg.connections;
-  const secure = url.protocol === 'https:';
-  const mod = secure ? https : http;
-  const agent = new mod.Agent({ keepAlive: !cfg.reset, maxSockets, ...(tlsOptions() ?? {}) });
-  // Without keep-alive an agent still hands a finished socket to a queued request; `connection:
-  // close` makes each socket serve one request.
-  const headers = cfg.reset ? { connection: 'close' } : undefined;
-  const opts = { agent, host: url.hostname, port: url.port, path: cfg.path, method: 'GET', headers };
-  return {
-    lib: { name: secure ? 'node:https' : 'node:http', version: process.versions.node },
-    issue(cb) {
-      let done = false;
-      const finish = (err, status, bytes) => {
-        if (done) return;
-        done = true;
-        cb(err, status, bytes);
-      };
-      const req = mod.request(opts, (res) => {
-        let bytes = 0;
-        res.on('data', (chunk) => {
-          bytes += chunk.length;
-        });
-        res.on('end', () => finish(null, res.statusCode, bytes));
-        res.on('error', (err) => finish(err));
-      });
-      req.on('error', (err) => finish(err));
-      req.end();
-    },
-    close: () => agent.destroy(),
-  };
-}
-
-// One WebSocket to the server's echo endpoint; issue() sends one message and completes when its echo
-// arrives (echoes come back in order on the one connection).
-async function websocketContender({ mod, lib }) {
-  const ws = new mod.WebSocket(cfg.origin.replace(/^http/, 'ws') + cfg.path);
-  ws.binaryType = 'arraybuffer';
-  await new Promise((resolve, reject) => {
-    ws.onopen = resolve;
-    ws.onerror = (e) => reject(e.error ?? new Error('WebSocket failed to open'));
-  });
-  const waiting = [];
-  let head = 0;
-  ws.onmessage = (e) => {
-    const cb = waiting[head];
-    waiting[head++] = undefined;
-    if (head > 4096 && head * 2 > waiting.length) {
-      waiting.splice(0, head);
-      head = 0;
-    }
-    cb?.(null, 200, e.data.byteLength);
-  };
-  ws.onclose = (e) => {
-    const err = new Error(`WebSocket closed (${e.code})`);
-    while (head < waiting.length) waiting[head++]?.(err);
-  };
-  const payload = Buffer.alloc(cfg.expectBytes, 120);
-  return {
-    lib,
-    issue(cb) {
-      waiting.push(cb);
-      ws.send(payload);
-    },
-    close: () =>
-      new Promise((resolve) => {
-        ws.onclose = resolve;
-        ws.close();
-      }),
-  };
-}
-
-async function makeContender(name) {
-  switch (name) {
-    case 'ferro-request':
-      return requestContender(await loadFerro());
-    case 'ferro-dispatch':
-      return dispatchContender(await loadFerro());
-    case 'undici-request':
-      return requestContender(await loadUndici());
-    case 'undici-dispatch':
-      return dispatchContender(await loadUndici());
-    case 'ferro-fetch':
-      return fetchContender(await loadFerro());
-    case 'undici-fetch':
-      return fetchContender(await loadUndici());
-    case 'node-http':
-      return nodeHttpContender();
-    case 'ferro-bridged':
-      return bridgedContender(await loadFerro());
-    case 'ferro-interceptors':
-      return interceptorsContender(await loadFerro());
-    case 'undici-interceptors':
-      return interceptorsContender(await loadUndici());
-    case 'ferro-websocket':
-      return websocketContender(await loadFerro());
-    case 'undici-websocket':
-      return websocketContender(await loadUndici());
-    default:
-      throw new Error(`unknown contender: ${name}`);
-  }
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -377,6 +95,26 @@ function startWatchdog(describe) {
   }, 500);
   t.unref();
   return () => clearInterval(t);
+}
+
+// --perf turns: counters over exactly the measured window; a no-op otherwise.
+let napi = null;
+let perfCtl = null;
+async function setupCounters() {
+  if (!cfg.perf) return;
+  // Before ferro loads, so that every crossing goes through the counting wrappers.
+  if (cfg.contender.startsWith('ferro')) napi = await countNapi(cfg.ferroUrl);
+  if (cfg.perf.ctl) perfCtl = perfControl(cfg.perf.ctl, cfg.perf.ack);
+}
+function startCounting() {
+  if (!cfg.perf) return () => null;
+  const napi0 = napi?.snapshot();
+  const stopHeap = heapAllocation();
+  perfCtl?.enable();
+  return () => {
+    perfCtl?.disable();
+    return { heap: stopHeap(), napi: napi ? napiDelta(napi0, napi.snapshot()) : null };
+  };
 }
 
 function cpuDelta(a, b) {
@@ -431,6 +169,7 @@ async function runThroughput(c) {
   if (fatal) throw fatal;
   const c0 = completed;
   const e0 = errors;
+  const stopCounting = startCounting();
   const cpu0 = process.cpuUsage();
   const t0 = process.hrtime.bigint();
   await send({ type: 'mark', phase: 'start' });
@@ -440,6 +179,7 @@ async function runThroughput(c) {
 
   const t1 = process.hrtime.bigint();
   const cpu1 = process.cpuUsage();
+  const counted = stopCounting();
   const c1 = completed;
   const e1 = errors;
   await send({ type: 'mark', phase: 'end' });
@@ -459,6 +199,7 @@ async function runThroughput(c) {
     wallNs: Number(t1 - t0),
     cpu: cpuDelta(cpu0, cpu1),
     undrained,
+    counted,
   };
 }
 
@@ -491,6 +232,7 @@ async function runLatency(c) {
   const e0 = errors;
   const samples = new Float64Array(cfg.requests);
   let n = 0;
+  const stopCounting = startCounting();
   const cpu0 = process.cpuUsage();
   const t0 = process.hrtime.bigint();
   await send({ type: 'mark', phase: 'start' });
@@ -503,6 +245,7 @@ async function runLatency(c) {
   }
   const t1 = process.hrtime.bigint();
   const cpu1 = process.cpuUsage();
+  const counted = stopCounting();
   stopWatchdog();
   await send({ type: 'mark', phase: 'end' });
 
@@ -516,6 +259,7 @@ async function runLatency(c) {
     wallNs: Number(t1 - t0),
     cpu: cpuDelta(cpu0, cpu1),
     undrained: 0,
+    counted,
     latency: {
       p50: round1(pct(50)),
       p90: round1(pct(90)),
@@ -532,7 +276,8 @@ async function main() {
   let c;
   let lib = null;
   try {
-    c = await makeContender(cfg.contender);
+    await setupCounters();
+    c = await makeContender(cfg);
     lib = c.lib;
     const r = cfg.mode === 'latency' ? await runLatency(c) : await runThroughput(c);
     const cpuUs = r.cpu.user + r.cpu.system;
@@ -553,6 +298,7 @@ async function main() {
       maxRssKb: process.resourceUsage().maxRSS,
       undrained: r.undrained,
       latency: r.latency,
+      counted: r.counted,
     };
     await send(result);
   } catch (err) {

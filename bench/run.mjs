@@ -1,8 +1,9 @@
 // Benchmark orchestrator: `npm run bench` / `node bench/run.mjs [options]`.
 //
-// Starts bench/server.mjs in its own process, then for every scenario runs every contender in turn,
-// each turn in a fresh bench/client.mjs process, rounds interleaved with the contender order rotated.
-// Prints a Markdown report on stdout (progress goes to stderr) and writes bench/results/latest.json.
+// Starts the server (bench/server.mjs, or crates/bench-server with --server=rust) in its own process,
+// then for every scenario runs every contender in turn, each turn in a fresh bench/client.mjs process,
+// rounds interleaved with the contender order rotated. Prints a Markdown report on stdout (progress
+// goes to stderr) and writes bench/results/latest.json.
 //
 // Options (flags win over environment):
 //   --quick                  ~1 s smoke run (1 round, short windows, fewer latency samples)
@@ -10,77 +11,50 @@
 //   --warmup=N               warm-up seconds per turn        (env BENCH_WARMUP, default 1)
 //   --rounds=N               rounds per scenario             (env BENCH_ROUNDS, default 2)
 //   --latency-requests=N     timed requests, latency mode    (env BENCH_LATENCY_REQUESTS, default 3000)
-//   --contenders=a,b         subset of contenders            (env BENCH_CONTENDERS; ferro-bridged,
-//                            ferro-inline-* / ferro-threaded-* (request or dispatch on that engine
-//                            driver, whatever FERRO_ENGINE says) and
-//                                                            the *-interceptors pair are opt-in)
-//   --scenarios=a,b          subset of small,64k,https,h2,h2-64k,new-connections,
-//                            new-connections-no-resume,cache,latency,memory
-//                            ws-100,ws-64k (WebSocket echo: their own contenders ferro-/undici-websocket)
-//                            decompress-gzip,decompress-br,dns,dns-off,agent,agent-cap,cookies,cookies-off,
-//                            cache-hit,cache-hit-redis (latency of a cache hit; the Redis row starts
-//                            a redis-server of its own, and fails saying so without one) (env BENCH_SCENARIOS)
+//   --contenders=a,b         contenders instead of each scenario's (env BENCH_CONTENDERS): <lib>-<api>
+//                            for lib ferro / undici and api request, request-text, request-dump,
+//                            request-iter, stream, dispatch, fetch (bench/scenarios.mjs); node-http;
+//                            ferro-inline-<api> / ferro-threaded-<api> (that engine driver, whatever
+//                            FERRO_ENGINE says); ferro-bridged; the *-interceptors pair
+//   --scenarios=a,b          subset of DEFAULT_SCENARIOS in bench/scenarios.mjs (env BENCH_SCENARIOS)
+//   --server=node,rust       which server(s) to run against (default both): node is node:http, the
+//                            realistic case; rust is crates/bench-server (built when missing), so
+//                            that the client is the bottleneck. The Rust server serves plain HTTP/1.1
+//                            only, and runs RUST_SCENARIOS unless --scenarios names them
+//   --rust-threads=N         the Rust server's threads (default 1)
+//   --perf                   one more turn per contender under perf stat, N-API and heap counters:
+//                            the "Where the time goes" table (bench/perf.mjs)
 //   --server-cpus=LIST       pin the server to these CPUs (taskset list, e.g. 0 or 0-7)
 //   --client-cpus=LIST       pin every client turn to these CPUs (e.g. 1 or 8,9)
-//   --server-workers=N       run the server as a node:cluster of N processes (default 1)
+//   --server-workers=N       run the node server as a node:cluster of N processes (default 1)
 // Environment only:
 //   BENCH_FERRO=path         ferro entry module to load instead of dist/index.js
-import { fork, spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { perfSetup, perfTurn } from './perf.mjs';
+import { forkNode, killAll, log } from './processes.mjs';
+import { fmt1, fmtInt, pickMedian, renderReport } from './report.mjs';
+import {
+  ALL_CONTENDERS,
+  CA_FILE,
+  DEFAULT_CONTENDERS,
+  DEFAULT_SCENARIOS,
+  RUST_SCENARIOS,
+  SCENARIOS,
+  contendersOf,
+  driverOf,
+  rustServes,
+} from './scenarios.mjs';
+import { startNodeServer, startRedis, startRustServer } from './servers.mjs';
 
 const BENCH_DIR = path.dirname(fileURLToPath(import.meta.url));
 const ROOT = path.resolve(BENCH_DIR, '..');
 // BENCH_FERRO may point at another build of ferro (a file path to its entry module).
 const FERRO_ENTRY = path.resolve(process.env.BENCH_FERRO ?? path.join(ROOT, 'dist', 'index.js'));
 const RESULTS_FILE = path.join(BENCH_DIR, 'results', 'latest.json');
-
-const DEFAULT_CONTENDERS = [
-  'ferro-request',
-  'ferro-dispatch',
-  'ferro-fetch',
-  'undici-request',
-  'undici-dispatch',
-  'undici-fetch',
-  'node-http',
-];
-// fetch is measured where it is a throughput question; new connections and latency compare the transports.
-const FETCH_CONTENDERS = ['ferro-fetch', 'undici-fetch'];
-// ferro-bridged: ferro's request API over Node sockets from a custom connector (the bridged transport).
-const WEBSOCKET_CONTENDERS = ['ferro-websocket', 'undici-websocket'];
-// ferro-interceptors / undici-interceptors: request() through composed retry + redirect interceptors.
-// ferro-inline-request etc.: a ferro contender with FERRO_ENGINE set for its process.
-const DRIVER_CONTENDERS = ['inline', 'threaded'].flatMap((d) => [`ferro-${d}-request`, `ferro-${d}-dispatch`]);
-const driverOf = (c) => /^ferro-(inline|threaded)-/.exec(c)?.[1] ?? null;
-const ALL_CONTENDERS = [
-  ...DEFAULT_CONTENDERS,
-  ...DRIVER_CONTENDERS,
-  'ferro-bridged',
-  'ferro-interceptors',
-  'undici-interceptors',
-  ...WEBSOCKET_CONTENDERS,
-];
-// Each contender is compared with undici's same API.
-const BASELINE = {
-  'ferro-inline-request': 'undici-request',
-  'ferro-inline-dispatch': 'undici-dispatch',
-  'ferro-threaded-request': 'undici-request',
-  'ferro-threaded-dispatch': 'undici-dispatch',
-  'ferro-request': 'undici-request',
-  'ferro-dispatch': 'undici-dispatch',
-  'undici-request': 'undici-request',
-  'undici-dispatch': 'undici-dispatch',
-  'ferro-fetch': 'undici-fetch',
-  'undici-fetch': 'undici-fetch',
-  'node-http': 'undici-request',
-  'ferro-bridged': 'undici-request',
-  'ferro-interceptors': 'undici-interceptors',
-  'undici-interceptors': 'undici-interceptors',
-  'ferro-websocket': 'undici-websocket',
-  'undici-websocket': 'undici-websocket',
-};
 
 // ----------------------------------------------------------------------------------------- options
 
@@ -107,9 +81,17 @@ function list(value) {
     .filter(Boolean);
 }
 
+function cpuList(value, name) {
+  if (value == null) return null;
+  if (!/^\d+(-\d+)?(,\d+(-\d+)?)*$/.test(String(value))) throw new Error(`${name} must be a CPU list such as 0 or 0-3,8, got ${value}`);
+  return String(value);
+}
+
 const args = parseArgs(process.argv.slice(2));
 const env = process.env;
 const quick = args.quick === true;
+const namedContenders = args.contenders ?? env.BENCH_CONTENDERS;
+const namedScenarios = args.scenarios ?? env.BENCH_SCENARIOS;
 const opt = {
   quick,
   seconds: num(args.seconds ?? env.BENCH_SECONDS ?? (quick ? 1 : 5), 'seconds'),
@@ -118,12 +100,11 @@ const opt = {
   latencyRequests: Math.round(
     num(args['latency-requests'] ?? env.BENCH_LATENCY_REQUESTS ?? (quick ? 500 : 3000), 'latency-requests'),
   ),
-  contenders: list(args.contenders ?? env.BENCH_CONTENDERS ?? DEFAULT_CONTENDERS.join(',')),
-  scenarios: list(
-    args.scenarios ??
-      env.BENCH_SCENARIOS ??
-      'small,64k,https,h2,h2-64k,new-connections,new-connections-no-resume,cache,latency,memory,ws-100,ws-64k,decompress-gzip,decompress-br,dns,dns-off,agent,agent-cap,cookies,cookies-off,cache-hit,cache-hit-redis',
-  ),
+  contenders: list(namedContenders ?? DEFAULT_CONTENDERS.join(',')),
+  scenarios: list(namedScenarios ?? DEFAULT_SCENARIOS.join(',')),
+  servers: list(args.server ?? 'node,rust'),
+  rustThreads: Math.round(num(args['rust-threads'] ?? 1, 'rust-threads')),
+  perf: args.perf === true,
   serverCpus: cpuList(args['server-cpus'], 'server-cpus'),
   clientCpus: cpuList(args['client-cpus'], 'client-cpus'),
   serverWorkers: Math.round(num(args['server-workers'] ?? 1, 'server-workers')),
@@ -131,126 +112,9 @@ const opt = {
 if ((opt.serverCpus || opt.clientCpus) && spawnSync('taskset', ['-V']).status !== 0) {
   throw new Error('--server-cpus / --client-cpus need taskset (util-linux)');
 }
-
-function cpuList(value, name) {
-  if (value == null) return null;
-  if (!/^\d+(-\d+)?(,\d+(-\d+)?)*$/.test(String(value))) throw new Error(`${name} must be a CPU list such as 0 or 0-3,8, got ${value}`);
-  return String(value);
-}
 for (const c of opt.contenders) if (!ALL_CONTENDERS.includes(c)) throw new Error(`unknown contender ${c}`);
-
-const THROUGHPUT = { mode: 'throughput', concurrency: 100, connections: 50, pipelining: 10 };
-const NEW_CONNECTIONS = {
-  mode: 'throughput',
-  noFetch: true,
-  concurrency: 10,
-  connections: 10,
-  pipelining: 1,
-  secure: true,
-  reset: true,
-  path: '/small',
-  expectBytes: 12,
-};
-const CACHE_HIT = { mode: 'latency', concurrency: 1, connections: 1, pipelining: 1, path: '/cacheable', expectBytes: 12, interceptor: 'cache' };
-const WEBSOCKET = { mode: 'throughput', concurrency: 16, connections: 1, pipelining: 1, path: '/ws', contenders: WEBSOCKET_CONTENDERS };
-// The https server's certificate (localhost, 127.0.0.1) is signed by the test CA.
-const CA_FILE = path.join(ROOT, '__test__', 'fixtures', 'tls', 'ca.pem');
-const SCENARIOS = {
-  small: { ...THROUGHPUT, path: '/small', expectBytes: 12, title: 'small body (12 B)' },
-  '64k': { ...THROUGHPUT, path: '/64k', expectBytes: 65536, title: '64 KiB body' },
-  https: { ...THROUGHPUT, secure: true, path: '/small', expectBytes: 12, title: 'https keep-alive, small body' },
-  // Every request on a new TLS connection (`reset: true`; node-http: an agent without keep-alive):
-  // req/s is new connections per second.
-  'new-connections': { ...NEW_CONNECTIONS, title: 'a new TLS connection per request, sessions resumed' },
-  'new-connections-no-resume': {
-    ...NEW_CONNECTIONS,
-    maxCachedSessions: 0,
-    title: 'a new TLS connection per request, maxCachedSessions: 0',
-  },
-  // HTTP/2 over TLS: 100 in flight over one session (Pool of 1 connection, allowH2).
-  h2: { ...THROUGHPUT, secure: true, h2: true, connections: 1, noFetch: true, noNode: true, path: '/small', expectBytes: 12, title: 'h2, one session, small body' },
-  'h2-64k': { ...THROUGHPUT, secure: true, h2: true, connections: 1, noFetch: true, noNode: true, path: '/64k', expectBytes: 65536, title: 'h2, one session, 64 KiB body' },
-  // Peak RSS of the client process with 10,000 requests in flight on Pool 50 × pipelining 10.
-  memory: { ...THROUGHPUT, noFetch: true, concurrency: 10_000, path: '/small', expectBytes: 12, title: 'peak RSS, 10,000 in flight' },
-  // 100 in flight for one cacheable URL through interceptors.cache() (the default memory store):
-  // after the first response every request is served from the cache.
-  // Every contender starts its next request from setImmediate (yieldEach): undici serves hits in
-  // microtasks, and a completion-driven chain of them would never let the window's timer fire.
-  cache: {
-    ...THROUGHPUT,
-    path: '/cacheable',
-    expectBytes: 12,
-    interceptor: 'cache',
-    yieldEach: true,
-    title: 'one cacheable URL through interceptors.cache()',
-  },
-  // WebSocket echo on one connection, 16 messages in flight: "req/s" is echoed messages per second.
-  'ws-100': { ...WEBSOCKET, expectBytes: 100, title: 'WebSocket echo, 100 B messages' },
-  'ws-64k': { ...WEBSOCKET, expectBytes: 65536, title: 'WebSocket echo, 64 KiB messages' },
-  // 1 MiB decoded bodies through interceptors.decompress: 10 in flight on 10 connections.
-  'decompress-gzip': {
-    ...THROUGHPUT,
-    concurrency: 10,
-    connections: 10,
-    pipelining: 1,
-    interceptor: 'decompress',
-    path: '/gzip-1m',
-    expectBytes: 1024 * 1024,
-    title: '1 MiB gzip body through decompress',
-  },
-  'decompress-br': {
-    ...THROUGHPUT,
-    concurrency: 10,
-    connections: 10,
-    pipelining: 1,
-    interceptor: 'decompress',
-    path: '/br-1m',
-    expectBytes: 1024 * 1024,
-    title: '1 MiB br body through decompress',
-  },
-  // A response that sets a cookie, with interceptors.cookies (a jar holding 3 cookies for the
-  // origin, so each request also sends a cookie header) and without: ferro only (undici has no jar).
-  cookies: { ...THROUGHPUT, ferroOnly: true, path: '/set-cookie', expectBytes: 12, interceptor: 'cookies', title: '/set-cookie through cookies' },
-  'cookies-off': { ...THROUGHPUT, ferroOnly: true, noFetch: true, withOrigin: true, path: '/set-cookie', expectBytes: 12, title: '/set-cookie without cookies' },
-  // An Agent to http://localhost:<port>, with interceptors.dns and without.
-  dns: { ...THROUGHPUT, agent: true, host: 'localhost', interceptor: 'dns', path: '/small', expectBytes: 12, title: 'localhost through dns' },
-  'dns-off': { ...THROUGHPUT, agent: true, host: 'localhost', path: '/small', expectBytes: 12, title: 'localhost without dns' },
-  // As `small` through an Agent (same address): its cost over `small` is the Agent's per-request routing.
-  agent: { ...THROUGHPUT, agent: true, path: '/small', expectBytes: 12, title: 'Agent to 127.0.0.1, small body' },
-  // As `agent` with maxGlobalConnections equal to the Pool's connections (never reached): the cap's
-  // own cost per request (ferro only; undici has no cap).
-  'agent-cap': { ...THROUGHPUT, agent: true, ferroOnly: true, noFetch: true, maxGlobalConnections: 50, path: '/small', expectBytes: 12, title: 'Agent with maxGlobalConnections: 50' },
-  // One request at a time for one cacheable URL: after the first, every request is a cache hit.
-  // The memory store's hit against RedisCacheStore's (a redis-server on loopback; ferro only).
-  'cache-hit': { ...CACHE_HIT, title: 'cache hit, memory store' },
-  'cache-hit-redis': { ...CACHE_HIT, redis: true, ferroOnly: true, title: 'cache hit, RedisCacheStore (loopback redis-server)' },
-  latency: {
-    mode: 'latency',
-    noFetch: true,
-    concurrency: 1,
-    connections: 1,
-    pipelining: 1,
-    path: '/small',
-    expectBytes: 12,
-    title: '1 request in flight, 1 connection, small body',
-  },
-};
 for (const s of opt.scenarios) if (!SCENARIOS[s]) throw new Error(`unknown scenario ${s}`);
-
-/** A scenario's own contenders (WebSocket echo) or the ones chosen for the run. */
-// A scenario's own contenders (WebSocket), or the run's, less those it leaves out.
-function contendersOf(sc) {
-  return (
-    sc.contenders ??
-    opt.contenders.filter(
-      (c) =>
-        // node:http has no interceptors; fetch brings its own decoding and is measured on plain scenarios.
-        !(FETCH_CONTENDERS.includes(c) && (sc.noFetch || sc.interceptor)) &&
-        !(c === 'node-http' && (sc.noNode || sc.interceptor)) &&
-        !(sc.ferroOnly && !c.startsWith('ferro')),
-    )
-  );
-}
+for (const s of opt.servers) if (s !== 'node' && s !== 'rust') throw new Error(`--server must be node, rust or node,rust, got ${s}`);
 
 // undici 8 needs Node >= 22.19; older Node gets the undici7 alias.
 function nodeAtLeast(major, minor) {
@@ -269,111 +133,17 @@ function readJson(file) {
 const undiciVersion = readJson(path.join(ROOT, 'node_modules', UNDICI_PKG, 'package.json'))?.version ?? 'not installed';
 const ferroVersion = readJson(path.join(ROOT, 'package.json'))?.version ?? 'unknown';
 
-// ----------------------------------------------------------------------------------------- processes
+// ----------------------------------------------------------------------------------------- turns
 
-const children = new Set();
-function killAll() {
-  for (const child of children) {
-    try {
-      child.kill('SIGKILL');
-    } catch {}
-  }
-  children.clear();
-}
-process.on('exit', killAll);
-for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP']) {
-  process.on(sig, () => {
-    killAll();
-    process.exit(130);
-  });
-}
-
-function log(msg) {
-  process.stderr.write(msg + '\n');
-}
-
-// A node process with an IPC channel, pinned to `cpus` through taskset when a list is given.
-function forkNode(script, args, cpus, { execArgv, stdio, env = process.env }) {
-  if (!cpus) return fork(script, args, { execArgv, stdio, env });
-  return spawn('taskset', ['-c', cpus, process.execPath, ...execArgv, script, ...args], { stdio, env });
-}
-
-// A redis-server for the RedisCacheStore row, killed with the other children; { error } without one.
-async function startRedis() {
-  if (spawnSync('redis-server', ['--version']).status !== 0) return { error: 'redis-server is not installed' };
-  const port = 20000 + Math.floor(Math.random() * 20000);
-  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], {
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  children.add(child);
-  let out = '';
-  for await (const chunk of child.stdout) if ((out += chunk).includes('Ready to accept connections')) break;
-  child.stdout.resume();
-  if (child.exitCode !== null) return { error: `redis-server exited: ${out.slice(-500)}` };
-  log(`redis-server on port ${port}`);
-  return { url: `redis://127.0.0.1:${port}` };
-}
-
-function startServer() {
-  return new Promise((resolve, reject) => {
-    const child = forkNode(path.join(BENCH_DIR, 'server.mjs'), [], opt.serverCpus, {
-      execArgv: ['--max-semi-space-size=16'],
-      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-      env: { ...process.env, BENCH_SERVER_WORKERS: String(opt.serverWorkers) },
-    });
-    children.add(child);
-    const timer = setTimeout(() => reject(new Error('server did not start within 10 s')), 10_000);
-    const pending = new Map();
-    let nextId = 0;
-    child.on('message', (msg) => {
-      if (msg?.type === 'ready') {
-        clearTimeout(timer);
-        resolve({
-          port: msg.port,
-          httpsPort: msg.httpsPort,
-          h2Port: msg.h2Port,
-          // The server's own CPU counter, to see whether it was the bottleneck in a window.
-          cpu() {
-            return new Promise((res) => {
-              const id = nextId++;
-              const t = setTimeout(() => {
-                pending.delete(id);
-                res(null);
-              }, 2000);
-              pending.set(id, (usage) => {
-                clearTimeout(t);
-                res(usage);
-              });
-              child.send({ type: 'cpu', id });
-            });
-          },
-          stop() {
-            children.delete(child);
-            child.kill('SIGKILL');
-          },
-        });
-      } else if (msg?.type === 'cpu') {
-        pending.get(msg.id)?.(msg.usage);
-        pending.delete(msg.id);
-      }
-    });
-    child.on('exit', (code, signal) => {
-      children.delete(child);
-      clearTimeout(timer);
-      reject(new Error(`server exited early (code ${code}, signal ${signal})`));
-    });
-  });
-}
-
-// One turn: fork a client, collect its result, kill it if it hangs.
-function runTurn(server, cfg, timeoutMs) {
+// One turn: fork a client (behind perf stat for a perf turn), collect its result, kill it if it hangs.
+function runTurn(server, cfg, timeoutMs, perf = null) {
   return new Promise((resolve) => {
-    const child = forkNode(path.join(BENCH_DIR, 'client.mjs'), [JSON.stringify(cfg)], opt.clientCpus, {
+    const child = forkNode(path.join(BENCH_DIR, 'client.mjs'), [JSON.stringify(cfg)], {
+      cpus: opt.clientCpus,
+      wrapper: perf?.wrapper ?? [],
       env: cfg.driver === null ? process.env : { ...process.env, FERRO_ENGINE: cfg.driver },
-      execArgv: [],
       stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
     });
-    children.add(child);
     let stderr = '';
     child.stderr.on('data', (d) => {
       stderr = (stderr + d).slice(-4000);
@@ -391,7 +161,6 @@ function runTurn(server, cfg, timeoutMs) {
     }, timeoutMs);
     child.on('exit', async (code, signal) => {
       clearTimeout(timer);
-      children.delete(child);
       if (timedOut && !result) {
         result = { ok: false, contender: cfg.contender, error: `timed out after ${Math.round(timeoutMs / 1000)} s (killed)` };
       } else if (!result) {
@@ -411,90 +180,97 @@ function runTurn(server, cfg, timeoutMs) {
           result.serverCpuUsPerReq = (b.user - a.user + b.system - a.system) / result.completed;
         }
       }
+      if (perf) result.perfCounts = perf.collect();
       delete result.type;
       resolve(result);
     });
   });
 }
 
-// ----------------------------------------------------------------------------------------- report
-
-const fmtInt = (n) => Math.round(n).toLocaleString('en-US');
-const fmt1 = (n) => (n == null ? '–' : n.toFixed(1));
-const fmtMb = (kb) => (kb == null ? '–' : (kb / 1024).toFixed(0));
-const ratio = (a, b) => (a == null || b == null || !b ? '–' : `${(a / b).toFixed(2)}×`);
-
-function pickMedian(rounds, key) {
-  const ok = rounds.filter((r) => r.ok);
-  if (!ok.length) return rounds[0] ?? null;
-  const sorted = [...ok].sort((a, b) => key(a) - key(b));
-  // The median round; with an even count the lower middle one (the more conservative).
-  return sorted[Math.floor((sorted.length - 1) / 2)];
+/** The client's config for one turn of `contender` in scenario `sc` against `server`. */
+function turnConfig(sc, contender, server, redis) {
+  const origin = `http://127.0.0.1:${server.port}`;
+  return {
+    contender: driverOf(contender) === null ? contender : contender.replace(/-(inline|threaded)-/, '-'),
+    driver: driverOf(contender),
+    origin: sc.h2
+      ? `https://127.0.0.1:${server.h2Port}`
+      : sc.secure
+        ? `https://127.0.0.1:${server.httpsPort}`
+        : sc.host
+          ? origin.replace('127.0.0.1', sc.host)
+          : origin,
+    h2: sc.h2 === true,
+    agent: sc.agent === true,
+    maxGlobalConnections: sc.maxGlobalConnections ?? null,
+    caFile: sc.secure ? CA_FILE : null,
+    reset: sc.reset === true,
+    maxCachedSessions: sc.maxCachedSessions ?? null,
+    path: sc.path,
+    expectBytes: sc.expectBytes,
+    mode: sc.mode,
+    concurrency: sc.concurrency,
+    connections: sc.connections,
+    pipelining: sc.pipelining,
+    blocking: sc.blocking ?? null,
+    warmupMs: opt.warmup * 1000,
+    durationMs: opt.seconds * 1000,
+    requests: opt.latencyRequests,
+    undiciPkg: UNDICI_PKG,
+    ferroUrl: pathToFileURL(FERRO_ENTRY).href,
+    interceptor: sc.interceptor ?? null,
+    withOrigin: sc.withOrigin === true,
+    yieldEach: sc.yieldEach === true,
+    redisUrl: sc.redis ? redis.url : null,
+    perf: null,
+  };
 }
 
-function errorCell(r) {
-  let msg = String(r?.error ?? 'no result').replace(/\s+/g, ' ');
-  if (msg.length > 100) msg = msg.slice(0, 99) + '…'; // full text under Errors
-  return `error: ${msg.replace(/\|/g, '\\|')}`;
-}
-
-function throughputTable(results) {
-  const lines = [
-    '| scenario | contender | req/s | MB/s (body) | CPU µs/req | RSS MB | req/s vs undici | CPU vs undici |',
-    '|---|---|---:|---:|---:|---:|---:|---:|',
-  ];
-  for (const [name, sc] of Object.entries(results)) {
-    if (SCENARIOS[name].mode !== 'throughput' || name === 'memory') continue;
-    for (const c of sc.contenders) {
-      const r = sc.median[c];
-      if (r === null && sc.rounds[c].length === 0) continue; // did not take part
-      if (!r?.ok) {
-        lines.push(`| ${name} | ${c} | ${errorCell(r)} | | | | |`);
-        continue;
-      }
-      const base = sc.median[BASELINE[c]];
-      const b = base?.ok ? base : null;
-      lines.push(
-        `| ${name} | ${c} | ${fmtInt(r.reqPerSec)} | ${fmt1((r.reqPerSec * SCENARIOS[name].expectBytes) / 1e6)} | ${fmt1(r.cpuUsPerReq)} | ${fmtMb(r.maxRssKb)} | ${ratio(r.reqPerSec, b?.reqPerSec)} | ${ratio(r.cpuUsPerReq, b?.cpuUsPerReq)} |`,
-      );
+// Every round of every contender of one scenario (and its perf turns with --perf).
+async function runScenario(name, sc, server, serverName, redis, perfSetupResult) {
+  const contenders = contendersOf(sc, opt.contenders, namedContenders !== undefined);
+  const rounds = Object.fromEntries(contenders.map((c) => [c, []]));
+  const label = serverName === 'node' ? name : `${name} (rust)`;
+  const timeoutMs =
+    sc.mode === 'latency'
+      ? 30_000 + opt.latencyRequests * 20 // 20 ms per request is far beyond any sane latency
+      : (opt.warmup + opt.seconds) * 1000 + 20_000;
+  const summary = (r) =>
+    r.ok
+      ? sc.mode === 'latency'
+        ? `p50 ${fmt1(r.latency.p50)} µs, p99 ${fmt1(r.latency.p99)} µs`
+        : `${fmtInt(r.reqPerSec)} req/s, ${fmt1(r.cpuUsPerReq)} µs CPU/req`
+      : `error: ${r.error}`;
+  for (let round = 0; round < opt.rounds && !(sc.redis && redis.error); round++) {
+    // Rotate the order each round so no contender always runs first or last.
+    const k = round % contenders.length;
+    const order = [...contenders.slice(k), ...contenders.slice(0, k)];
+    for (const contender of order) {
+      const r = await runTurn(server, turnConfig(sc, contender, server, redis), timeoutMs);
+      r.round = round;
+      rounds[contender].push(r);
+      const serverCpu = r.serverCpuUsPerReq != null ? ` [server ${fmt1(r.serverCpuUsPerReq)} µs CPU/req]` : '';
+      log(`[${label}] round ${round + 1}/${opt.rounds} ${contender}: ${summary(r)}${serverCpu}${r.errors ? ` (${r.errors} errors)` : ''}`);
     }
   }
-  return lines.join('\n');
-}
+  if (sc.redis && redis.error) for (const c of contenders) rounds[c].push({ ok: false, contender: c, error: redis.error, round: 0 });
+  const median = {};
+  const key = sc.mode === 'latency' ? (r) => r.latency.p50 : name === 'memory' ? (r) => r.maxRssKb : (r) => -r.reqPerSec;
+  for (const c of contenders) median[c] = pickMedian(rounds[c], key);
 
-function memoryTable(sc) {
-  const lines = ['| contender | peak RSS MB | req/s | RSS vs undici |', '|---|---:|---:|---:|'];
-  for (const c of sc.contenders) {
-    const r = sc.median[c];
-    if (!r?.ok) {
-      lines.push(`| ${c} | ${errorCell(r)} | | |`);
-      continue;
+  let perf;
+  if (opt.perf && !(sc.redis && redis.error)) {
+    perf = {};
+    for (const contender of contenders) {
+      const cfg = turnConfig(sc, contender, server, redis);
+      const turn = perfSetupResult.error ? null : perfTurn(perfSetupResult);
+      cfg.perf = turn ? turn.cfg : { ctl: null };
+      const r = await runTurn(server, cfg, timeoutMs + 15_000, turn);
+      perf[contender] = r;
+      log(`[${label}] perf ${contender}: ${summary(r)}`);
     }
-    const base = sc.median[BASELINE[c]];
-    lines.push(`| ${c} | ${fmtMb(r.maxRssKb)} | ${fmtInt(r.reqPerSec)} | ${ratio(r.maxRssKb, base?.ok ? base.maxRssKb : null)} |`);
   }
-  return lines.join('\n');
-}
-
-function latencyTable(sc) {
-  const lines = [
-    '| contender | p50 µs | p99 µs | mean µs | CPU µs/req | p50 vs undici | p99 vs undici |',
-    '|---|---:|---:|---:|---:|---:|---:|',
-  ];
-  for (const c of sc.contenders) {
-    const r = sc.median[c];
-    if (!r?.ok) {
-      lines.push(`| ${c} | ${errorCell(r)} | | | | | |`);
-      continue;
-    }
-    const base = sc.median[BASELINE[c]];
-    const b = base?.ok ? base.latency : null;
-    const l = r.latency;
-    lines.push(
-      `| ${c} | ${fmt1(l.p50)} | ${fmt1(l.p99)} | ${fmt1(l.mean)} | ${fmt1(r.cpuUsPerReq)} | ${ratio(l.p50, b?.p50)} | ${ratio(l.p99, b?.p99)} |`,
-    );
-  }
-  return lines.join('\n');
+  return [label, { ...sc, name, server: serverName, contenders, rounds, median, perf }];
 }
 
 // ----------------------------------------------------------------------------------------- main
@@ -527,105 +303,68 @@ async function main() {
       `latency: ${opt.latencyRequests} sequential requests on 1 connection`,
   );
   out.push(
+    `- server: ${opt.servers
+      .map((s) => (s === 'node' ? `node:http${opt.serverWorkers > 1 ? ` (node:cluster of ${opt.serverWorkers} processes)` : ''}` : `crates/bench-server, ${opt.rustThreads} thread(s) (rows marked "(rust)")`))
+      .join('; ')}`,
+  );
+  out.push(
     opt.serverCpus || opt.clientCpus
       ? `- placement: separate cores — server on CPUs ${opt.serverCpus ?? 'any'}, client on CPUs ${opt.clientCpus ?? 'any'}`
       : '- placement: co-located (server and client share every core)',
   );
-  if (opt.serverWorkers > 1) out.push(`- server: node:cluster of ${opt.serverWorkers} processes`);
   if (opt.quick) out.push('- **quick run**: smoke test only, numbers are noisy');
   // Print the header now so a long run shows what it is doing.
   process.stdout.write(out.join('\n') + '\n\n');
 
-  const server = await startServer();
-  const origin = `http://127.0.0.1:${server.port}`;
-  const secureOrigin = `https://127.0.0.1:${server.httpsPort}`;
-  const h2Origin = `https://127.0.0.1:${server.h2Port}`;
-  log(`server on ${origin} and ${secureOrigin}`);
+  const perfSetupResult = opt.perf ? perfSetup() : null;
+  if (perfSetupResult?.error) log(`--perf: ${perfSetupResult.error}; only N-API and heap counts are taken`);
 
-  const ferroUrl = pathToFileURL(FERRO_ENTRY).href;
   const results = {};
+  const skipped = [];
   let redis = null;
-  for (const name of opt.scenarios) {
-    const sc = SCENARIOS[name];
-    const contenders = contendersOf(sc);
-    const rounds = Object.fromEntries(contenders.map((c) => [c, []]));
-    if (sc.redis) redis ??= await startRedis();
-    for (let round = 0; round < opt.rounds && !(sc.redis && redis.error); round++) {
-      // Rotate the order each round so no contender always runs first or last.
-      const k = round % contenders.length;
-      const order = [...contenders.slice(k), ...contenders.slice(0, k)];
-      for (const contender of order) {
-        const cfg = {
-          contender: driverOf(contender) === null ? contender : contender.replace(/-(inline|threaded)-/, '-'),
-          driver: driverOf(contender),
-          origin: sc.h2 ? h2Origin : sc.secure ? secureOrigin : sc.host ? origin.replace('127.0.0.1', sc.host) : origin,
-          h2: sc.h2 === true,
-          agent: sc.agent === true,
-          maxGlobalConnections: sc.maxGlobalConnections ?? null,
-          caFile: sc.secure ? CA_FILE : null,
-          reset: sc.reset === true,
-          maxCachedSessions: sc.maxCachedSessions ?? null,
-          path: sc.path,
-          expectBytes: sc.expectBytes,
-          mode: sc.mode,
-          concurrency: sc.concurrency,
-          connections: sc.connections,
-          pipelining: sc.pipelining,
-          warmupMs: opt.warmup * 1000,
-          durationMs: opt.seconds * 1000,
-          requests: opt.latencyRequests,
-          undiciPkg: UNDICI_PKG,
-          ferroUrl,
-          interceptor: sc.interceptor ?? null,
-          withOrigin: sc.withOrigin === true,
-          yieldEach: sc.yieldEach === true,
-          redisUrl: sc.redis ? redis.url : null,
-        };
-        const timeoutMs =
-          sc.mode === 'latency'
-            ? 30_000 + opt.latencyRequests * 20 // 20 ms per request is far beyond any sane latency
-            : (opt.warmup + opt.seconds) * 1000 + 20_000;
-        const r = await runTurn(server, cfg, timeoutMs);
-        r.round = round;
-        rounds[contender].push(r);
-        const summary = r.ok
-          ? sc.mode === 'latency'
-            ? `p50 ${fmt1(r.latency.p50)} µs, p99 ${fmt1(r.latency.p99)} µs`
-            : `${fmtInt(r.reqPerSec)} req/s, ${fmt1(r.cpuUsPerReq)} µs CPU/req`
-          : `error: ${r.error}`;
-        const serverCpu = r.serverCpuUsPerReq != null ? ` [server ${fmt1(r.serverCpuUsPerReq)} µs CPU/req]` : '';
-        log(`[${name}] round ${round + 1}/${opt.rounds} ${contender}: ${summary}${serverCpu}${r.errors ? ` (${r.errors} errors)` : ''}`);
-      }
+  for (const serverName of opt.servers) {
+    const scenarios = opt.scenarios.filter(
+      (name) => serverName === 'node' || (rustServes(SCENARIOS[name]) && (namedScenarios !== undefined || RUST_SCENARIOS.includes(name))),
+    );
+    if (!scenarios.length) continue;
+    let server;
+    try {
+      server =
+        serverName === 'node'
+          ? await startNodeServer({ cpus: opt.serverCpus, workers: opt.serverWorkers })
+          : await startRustServer({ cpus: opt.serverCpus, threads: opt.rustThreads });
+    } catch (err) {
+      // Without a Rust toolchain (or a built binary) the node rows still run.
+      if (serverName === 'node') throw err;
+      skipped.push(`the Rust server's rows are missing: ${err.message}`);
+      log(skipped.at(-1));
+      continue;
     }
-    if (sc.redis && redis.error) for (const c of contenders) rounds[c].push({ ok: false, contender: c, error: redis.error, round: 0 });
-    const median = {};
-    const key = sc.mode === 'latency' ? (r) => r.latency.p50 : name === 'memory' ? (r) => r.maxRssKb : (r) => -r.reqPerSec;
-    for (const c of contenders) median[c] = pickMedian(rounds[c], key);
-    results[name] = { ...sc, contenders, rounds, median };
+    log(`${serverName} server on port ${server.port}`);
+    for (const name of scenarios) {
+      const sc = SCENARIOS[name];
+      if (sc.redis) redis ??= await startRedis();
+      const [label, result] = await runScenario(name, sc, server, serverName, redis, perfSetupResult);
+      results[label] = result;
+    }
+    server.stop();
   }
-  server.stop();
+  perfSetupResult?.cleanup?.();
 
-  const report = [];
-  if (Object.values(results).some((s) => s.mode === 'throughput')) {
-    report.push('## Throughput', '', throughputTable(results), '');
-  }
-  for (const [name, sc] of Object.entries(results)) {
-    if (sc.mode === 'latency') report.push(`## Latency: ${SCENARIOS[name].title}`, '', latencyTable(sc), '');
-  }
-  if (results.memory) report.push(`## Memory: ${SCENARIOS.memory.title}`, '', memoryTable(results.memory), '');
-  report.push(
-    'Ratios compare with undici\'s same API (ferro-request and node-http vs undici-request, ferro-dispatch vs ' +
-      'undici-dispatch): req/s above 1.00× is faster, CPU and latency below 1.00× are better.',
-    '',
-  );
+  const perfNote = perfSetupResult?.error
+    ? `perf unavailable (${perfSetupResult.error}): syscall, context-switch and malloc columns are empty.`
+    : 'One extra turn per contender, counted over its measured window: syscalls and context switches (all threads) ' +
+      'from perf stat, libc malloc calls from a uprobe, JS heap bytes from v8.GCProfiler, N-API crossings ' +
+      '(in: JS calling the binding; out: the binding calling JS) from wrappers around the binding.';
+  const report = renderReport(results, { perfNote });
 
   // Errors and warnings from every turn, not only the median ones; identical messages grouped.
   const notes = new Map();
   const note = (msg, where) => notes.set(msg, [...(notes.get(msg) ?? []), where]);
   for (const [name, sc] of Object.entries(results)) {
     for (const c of sc.contenders) {
-      for (const r of sc.rounds[c]) {
-        const where = `${name}/${c}${opt.rounds > 1 ? `#${r.round + 1}` : ''}`;
+      for (const r of [...sc.rounds[c], ...(sc.perf?.[c] ? [{ ...sc.perf[c], round: 'perf' }] : [])]) {
+        const where = `${name}/${c}${opt.rounds > 1 || r.round === 'perf' ? `#${r.round === 'perf' ? 'perf' : r.round + 1}` : ''}`;
         if (!r.ok) note(r.error, where);
         else {
           if (r.errors) note(`${r.errors} failed requests in the window; first: ${r.firstError}`, where);
@@ -634,15 +373,18 @@ async function main() {
       }
     }
   }
+  for (const msg of skipped) note(msg, 'run');
   if (notes.size) {
     report.push('## Errors', '', ...[...notes].map(([msg, where]) => `- ${msg} (${where.join(', ')})`), '');
   }
+  const loadAvgAtEnd = os.loadavg().map((x) => Math.round(x * 100) / 100);
+  report.push(`Load average at the end: ${loadAvgAtEnd.join(', ')}.`, '');
   process.stdout.write(report.join('\n'));
 
   // Keep every round in the JSON, but not the full latency sample of every turn twice.
   const json = {
     date: new Date().toISOString(),
-    machine: { ...machine, loadAvgAtEnd: os.loadavg().map((x) => Math.round(x * 100) / 100) },
+    machine: { ...machine, loadAvgAtEnd },
     options: opt,
     scenarios: Object.fromEntries(
       Object.entries(results).map(([name, sc]) => [

@@ -1,0 +1,144 @@
+// The servers a bench run talks to:
+// - node: bench/server.mjs (node:http, node:https, node:http2, WebSocket echo), the realistic case;
+// - rust: crates/bench-server, a few µs of CPU per request, so that the client is the bottleneck
+//   (plain HTTP/1.1 only: /small, /64k, /cacheable, /set-cookie);
+// - redis-server, for the RedisCacheStore row.
+// Each resolves to { port, httpsPort, h2Port, cpu(), stop() }, cpu() giving { user, system } in µs.
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { forkNode, log, spawnPinned } from './processes.mjs';
+
+const BENCH_DIR = path.dirname(fileURLToPath(import.meta.url));
+const ROOT = path.resolve(BENCH_DIR, '..');
+const CRATE_DIR = path.join(ROOT, 'crates', 'bench-server');
+
+export function startNodeServer({ cpus, workers }) {
+  return new Promise((resolve, reject) => {
+    const child = forkNode(path.join(BENCH_DIR, 'server.mjs'), [], {
+      cpus,
+      execArgv: ['--max-semi-space-size=16'],
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+      env: { ...process.env, BENCH_SERVER_WORKERS: String(workers) },
+    });
+    const timer = setTimeout(() => reject(new Error('server did not start within 10 s')), 10_000);
+    const pending = new Map();
+    let nextId = 0;
+    child.on('message', (msg) => {
+      if (msg?.type === 'ready') {
+        clearTimeout(timer);
+        resolve({
+          port: msg.port,
+          httpsPort: msg.httpsPort,
+          h2Port: msg.h2Port,
+          // The server's own CPU counter, to see whether it was the bottleneck in a window.
+          cpu() {
+            return new Promise((res) => {
+              const id = nextId++;
+              const t = setTimeout(() => {
+                pending.delete(id);
+                res(null);
+              }, 2000);
+              pending.set(id, (usage) => {
+                clearTimeout(t);
+                res(usage);
+              });
+              child.send({ type: 'cpu', id });
+            });
+          },
+          stop: () => child.kill('SIGKILL'),
+        });
+      } else if (msg?.type === 'cpu') {
+        pending.get(msg.id)?.(msg.usage);
+        pending.delete(msg.id);
+      }
+    });
+    child.on('exit', (code, signal) => {
+      clearTimeout(timer);
+      reject(new Error(`server exited early (code ${code}, signal ${signal})`));
+    });
+  });
+}
+
+function newestMtime(dir) {
+  let newest = 0;
+  for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
+    const p = path.join(dir, entry.name);
+    newest = Math.max(newest, entry.isDirectory() ? newestMtime(p) : fs.statSync(p).mtimeMs);
+  }
+  return newest;
+}
+
+/** The bench server's binary, built (profile bench-server: release without fat LTO) when missing or older than its sources. */
+export function rustServerBinary() {
+  const targetDir = path.resolve(ROOT, process.env.CARGO_TARGET_DIR ?? 'target');
+  const bin = path.join(targetDir, 'bench-server', process.platform === 'win32' ? 'ferro-bench-server.exe' : 'ferro-bench-server');
+  const built = fs.existsSync(bin) ? fs.statSync(bin).mtimeMs : 0;
+  if (built > newestMtime(CRATE_DIR)) return bin;
+  log('building crates/bench-server (cargo build --profile bench-server)…');
+  const r = spawnSync('cargo', ['build', '--quiet', '--profile', 'bench-server', '-p', 'ferro-bench-server'], {
+    cwd: ROOT,
+    stdio: ['ignore', 'inherit', 'inherit'],
+  });
+  if (r.status === 0 && fs.existsSync(bin)) return bin;
+  const why = r.error ? r.error.message : `cargo exited with ${r.status}`;
+  if (built) {
+    log(`cannot rebuild the bench server (${why}); using the older binary`);
+    return bin;
+  }
+  throw new Error(`cannot build crates/bench-server: ${why}`);
+}
+
+const CLK_TCK = Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout) || 100;
+
+/** A process's CPU time (all threads) from /proc, in µs (10 ms resolution at CLK_TCK 100). */
+function procCpu(pid) {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // Fields after "pid (comm) ": state is field 3, utime 14 and stime 15.
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    const us = 1e6 / CLK_TCK;
+    return { user: Number(f[11]) * us, system: Number(f[12]) * us };
+  } catch {
+    return null;
+  }
+}
+
+export function startRustServer({ cpus, threads }) {
+  const bin = rustServerBinary();
+  return new Promise((resolve, reject) => {
+    const child = spawnPinned(bin, ['--threads', String(threads)], { cpus, stdio: ['ignore', 'pipe', 'inherit'] });
+    const timer = setTimeout(() => reject(new Error('bench server did not start within 10 s')), 10_000);
+    let out = '';
+    child.stdout.on('data', (d) => {
+      out += d;
+      const line = out.split('\n')[0];
+      if (out.includes('\n')) {
+        clearTimeout(timer);
+        const { port } = JSON.parse(line);
+        resolve({ port, httpsPort: null, h2Port: null, cpu: async () => procCpu(child.pid), stop: () => child.kill('SIGKILL') });
+      }
+    });
+    child.on('error', reject);
+    child.on('exit', (code, signal) => {
+      clearTimeout(timer);
+      reject(new Error(`bench server exited early (code ${code}, signal ${signal})`));
+    });
+  });
+}
+
+// A redis-server for the RedisCacheStore row, killed with the other children; { error } without one.
+export async function startRedis() {
+  if (spawnSync('redis-server', ['--version']).status !== 0) return { error: 'redis-server is not installed' };
+  const port = 20000 + Math.floor(Math.random() * 20000);
+  const child = spawnPinned('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  let out = '';
+  for await (const chunk of child.stdout) if ((out += chunk).includes('Ready to accept connections')) break;
+  child.stdout.resume();
+  if (child.exitCode !== null) return { error: `redis-server exited: ${out.slice(-500)}` };
+  log(`redis-server on port ${port}`);
+  return { url: `redis://127.0.0.1:${port}` };
+}
