@@ -3,6 +3,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { once } from 'node:events';
 import { Client, Pool, RoundRobinPool, errors } from '../ts/index.js';
 import type { Dispatcher } from '../ts/index.js';
+import { engineCounts } from '../ts/native/engine.js';
 import { Cleanup, ok, scriptServer, type RawRequest } from './fixtures/h1.js';
 
 const cleanup = new Cleanup();
@@ -90,6 +91,33 @@ describe("Pool with undici's factory / clientTtl options", () => {
     expect(made).toHaveLength(2); // the second made when the first reported itself busy (undici)
     expect((targets as Dispatcher[])[0]).toBe(pool);
     expect(pool.stats.connected).toBe(1);
+  });
+
+  it('makes no engine pool of its own: only the Clients it builds have one', async () => {
+    const srv = cleanup.add(await scriptServer((req) => req.conn.socket.write(ok(req.path))));
+    const pools = (): number => engineCounts().jsPools;
+    const before = pools();
+    const plain = cleanup.add(new Pool(srv.origin));
+    expect(pools()).toBe(before + 1); // the control: an engine-served Pool has one
+    await plain.close();
+    expect(pools()).toBe(before);
+    const made: Client[] = [];
+    const factory = (origin: URL, opts: object): Dispatcher => {
+      const client = new Client(origin, opts);
+      made.push(client);
+      return client;
+    };
+    const viaFactory = cleanup.add(new Pool(srv.origin, { factory }));
+    const viaTtl = cleanup.add(new Pool(srv.origin, { clientTtl: 60_000 }));
+    expect(pools()).toBe(before);
+    expect(viaFactory.stats).toMatchObject({ connected: 0, size: 0 });
+    expect(await (await viaFactory.request({ path: '/a', method: 'GET' })).body.text()).toBe('/a');
+    expect(made.length).toBeGreaterThan(0);
+    expect(pools()).toBe(before + made.length); // the factory's Clients, nothing else
+    await viaFactory.close();
+    expect(await (await viaTtl.request({ path: '/b', method: 'GET' })).body.text()).toBe('/b');
+    await viaTtl.close();
+    expect(pools()).toBe(before);
   });
 
   it('retires a Client older than clientTtl when its turn comes', async () => {

@@ -37,7 +37,8 @@ export class Pool extends EngineDispatcher {
     const { factory, clientTtl, ...engineOptions } = options ?? {};
     // Before the origin is read, in undici's order.
     if (factory != null && typeof factory !== 'function') throw new InvalidArgumentError('factory must be a function.');
-    super(url, engineOptions, connections);
+    // Made of Clients, it has no engine pool of its own: each Client has one.
+    super(url, engineOptions, connections, factory == null && clientTtl == null);
     this.setWebSocketOptions(engineOptions.webSocket);
     this.setEventSourceOptions(engineOptions.eventSource);
     if (factory == null && clientTtl == null) {

@@ -33,7 +33,8 @@ export class EngineDispatcher extends DispatcherBase implements RequestOwner {
   readonly #host: string;
   /** The engine driver this dispatcher's requests run on. */
   readonly engine: EngineKind;
-  #native: NativePool;
+  /** The engine pool; null for a Pool made of Clients (pool.ts), which sends nothing here. */
+  #native: NativePool | null;
   /** What the engine pool was made with (a servername switch makes the next one from it). */
   readonly #config: PoolConfig;
   /** https origins made by the engine: requests naming another `servername` (servername-switch.ts). */
@@ -59,7 +60,7 @@ export class EngineDispatcher extends DispatcherBase implements RequestOwner {
   readonly #bridge: Bridge | null;
   readonly #events: PoolEvents;
 
-  protected constructor(url: string | URL | UrlObject, opts: EngineDispatcherOptions, connections: number) {
+  protected constructor(url: string | URL | UrlObject, opts: EngineDispatcherOptions, connections: number, enginePool = true) {
     super();
     this.#origin = parseOrigin(url);
     this.#host = this.#origin.host;
@@ -80,7 +81,7 @@ export class EngineDispatcher extends DispatcherBase implements RequestOwner {
     this.#config = s.pool;
     const https = this.#origin.protocol === 'https:';
     this.#names = https ? new ServernameSwitch(s.pool.tls?.servername || this.#origin.hostname.replace(/^\[(.*)\]$/, '$1')) : null;
-    this.#native = nativeArgs(() => createPool(s.pool, this.#events, this.engine));
+    this.#native = enginePool ? nativeArgs(() => createPool(s.pool, this.#events, this.engine)) : null;
   }
 
   protected override get composeOrigin(): string {
@@ -94,12 +95,12 @@ export class EngineDispatcher extends DispatcherBase implements RequestOwner {
 
   /** Its queued requests wait for a slot of its Agent's maxGlobalConnections (global-cap.ts). */
   get waitsForCap(): boolean {
-    return !this.destroyed && this.#native.waitsForCap();
+    return !this.destroyed && this.#native?.waitsForCap() === true;
   }
 
   /** Connections and requests right now, as the engine counts them (undici's PoolStats fields). */
   protected engineStats(): PoolStats {
-    if (this.destroyed) return emptyStats();
+    if (this.destroyed || this.#native === null) return emptyStats();
     const { connected, free, queued } = this.#native.stats();
     // The engine knows what is queued; everything else this dispatcher still owns is in flight.
     const size = this.#open;
@@ -199,13 +200,13 @@ export class EngineDispatcher extends DispatcherBase implements RequestOwner {
     bodyTimeout: number,
     bodyLength: number,
   ): boolean {
-    if (!this.#native.dispatch(req.id, head, buf, flags, headersTimeout, bodyTimeout, bodyLength)) {
+    if (!this.#native!.dispatch(req.id, head, buf, flags, headersTimeout, bodyTimeout, bodyLength)) {
       req.fail(new ClientDestroyedError());
       return false;
     }
     // A pause from onRequestStart came before the engine knew the request: pass it on now.
     if (req.paused) req.syncPause();
-    scheduleFlush(this.#native);
+    scheduleFlush(this.#native!);
     return true;
   }
 
@@ -218,7 +219,7 @@ export class EngineDispatcher extends DispatcherBase implements RequestOwner {
         if (this.#open !== 0 || this.#released) return;
         // A connector's attempt is cancelled through the socket it returned; the engine's own, there.
         if (this.#bridge !== null) this.#bridge.cancelUnused();
-        else this.#native.cancelUnused();
+        else this.#native?.cancelUnused();
       });
     }
     if (this.#names?.waiting === true) this.#switchNames();
@@ -235,7 +236,7 @@ export class EngineDispatcher extends DispatcherBase implements RequestOwner {
     this.#names!.settle(
       () => this.#open,
       (servername) => {
-        const old = this.#native;
+        const old = this.#native!;
         forgetPool(old);
         old.destroy();
         // A connector's sockets carry the connector's TLS: it is passed the name (bridged-sockets.ts).
@@ -250,8 +251,10 @@ export class EngineDispatcher extends DispatcherBase implements RequestOwner {
 
   #release(): void {
     this.#released = true;
-    this.#native.destroy();
-    forgetPool(this.#native);
+    if (this.#native !== null) {
+      this.#native.destroy();
+      forgetPool(this.#native);
+    }
     this.#bridge?.destroy();
   }
 
@@ -271,7 +274,7 @@ export class EngineDispatcher extends DispatcherBase implements RequestOwner {
       this.#closeWaiters.push(resolve);
       if (!this.#closing) {
         this.#closing = true;
-        this.#native.close();
+        this.#native?.close();
       }
       if (this.#open === 0) queueMicrotask(() => this.#finishClose());
     });
