@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { binding } from '../ts/native/binding.js';
 import * as errorCodes from '../ts/native/error-codes.js';
 import * as events from '../ts/native/events.js';
+import { HEADER } from '../ts/native/frames.js';
 
 /** The numeric exports of a module: its constants. */
 function numbers(mod: object): Record<string, number> {
@@ -15,6 +16,13 @@ describe('boundary codes', () => {
 
   it('event kinds in ts/native/events.ts are the engine\'s', () => {
     expect(numbers(events)).toEqual(table.events);
+  });
+
+  it('every batch the engine sends is framed alike: the DNS result and WebSocket kinds share the event kinds\' numbers, and ts/native/frames.ts reads the engine\'s header', () => {
+    for (const kind of ['DNS_ADDRESSES', 'DNS_ERROR', 'WS_TEXT', 'WS_BINARY', 'WS_PING', 'WS_PONG', 'WS_CLOSE', 'WS_FAIL']) {
+      expect(table.events[kind], kind).toBeDefined();
+    }
+    expect({ HEADER }).toEqual(table.frame);
   });
 
   it('error codes in ts/native/error-codes.ts are the engine\'s', () => {

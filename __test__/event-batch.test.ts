@@ -2,15 +2,7 @@
 // batch for everyone else (a request whose END came after it would wait forever).
 import { describe, expect, it } from 'vitest';
 import { CONNECTED, DATA, DATA_OWN, END, HEAD, decodeBatch, type PoolSink, type RequestSink } from '../ts/native/events.js';
-
-/** One packed event: kind u8, id u32 LE, payload length u32 LE, payload. */
-function event(kind: number, id: number, payload: Buffer = Buffer.alloc(0)): Buffer {
-  const head = Buffer.alloc(9);
-  head[0] = kind;
-  head.writeUInt32LE(id, 1);
-  head.writeUInt32LE(payload.length, 5);
-  return Buffer.concat([head, payload]);
-}
+import { frame as event } from './fixtures/frames.js';
 
 describe('decodeBatch', () => {
   it('delivers the rest of a batch after a listener throws, and the error still surfaces', async () => {

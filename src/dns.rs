@@ -3,7 +3,8 @@
 //! long-lived threadsafe function (DESIGN §2), never a Promise per lookup.
 use crate::queue::Queue;
 use ferro_engine::dns::{resolver, LookupError};
-use ferro_engine::EventSink;
+use ferro_engine::events::Writer;
+use ferro_engine::{Batch, EventSink};
 use napi::bindgen_prelude::*;
 use napi::JsValue;
 use napi_derive::napi;
@@ -16,41 +17,23 @@ pub struct NativeResolver {
     queue: Arc<Queue>,
 }
 
-/// Appends one result: `id: u32 LE, ok: u8`, then for ok `count: u16 LE` and per address
-/// `family: u8 (4|6), len: u8, text`; otherwise `code_len: u8, code, message_len: u16 LE, message`.
+/// Appends one result as a frame (format: `ferro_engine::events`, DNS_ADDRESSES / DNS_ERROR),
+/// keeping only the addresses of `family` (0: both).
 fn pack(
-    out: &mut Vec<u8>,
+    out: &mut Batch,
     id: u32,
     result: &std::result::Result<Vec<IpAddr>, LookupError>,
     family: u32,
 ) {
-    out.extend_from_slice(&id.to_le_bytes());
+    let mut w = Writer::new(out);
     match result {
-        Ok(addrs) => {
-            out.push(1);
-            let keep: Vec<&IpAddr> = addrs
-                .iter()
-                .filter(|a| {
-                    family == 0 || (family == 4 && a.is_ipv4()) || (family == 6 && a.is_ipv6())
-                })
-                .take(u16::MAX as usize)
-                .collect();
-            out.extend_from_slice(&(keep.len() as u16).to_le_bytes());
-            for a in keep {
-                let text = a.to_string();
-                out.push(if a.is_ipv4() { 4 } else { 6 });
-                out.push(text.len() as u8);
-                out.extend_from_slice(text.as_bytes());
-            }
-        }
-        Err(e) => {
-            out.push(0);
-            out.push(e.code.len() as u8);
-            out.extend_from_slice(e.code.as_bytes());
-            let msg = &e.message.as_bytes()[..e.message.len().min(u16::MAX as usize)];
-            out.extend_from_slice(&(msg.len() as u16).to_le_bytes());
-            out.extend_from_slice(msg);
-        }
+        Ok(addrs) => w.dns_addresses(
+            id,
+            addrs.iter().filter(|a| {
+                family == 0 || (family == 4 && a.is_ipv4()) || (family == 6 && a.is_ipv6())
+            }),
+        ),
+        Err(e) => w.dns_error(id, e.code, &e.message),
     }
 }
 
@@ -69,7 +52,7 @@ impl NativeResolver {
         let queue = self.queue.clone();
         let max_age = Duration::from_millis(max_age_ms.max(0.0) as u64);
         resolver().resolve_with(hostname, max_age, move |r| {
-            if queue.write(&mut |out| pack(&mut out.bytes, id, &r, family)) {
+            if queue.write(&mut |out| pack(out, id, &r, family)) {
                 queue.signal();
             }
         });

@@ -261,24 +261,20 @@ impl Queue {
     }
 }
 
-/// Where the piece starting at `at` ends: after as many whole events (`kind: u8, id: u32,
-/// len: u32, payload`) as fit in `PIECE` bytes, and after at least one. Also how many DATA_OWN
-/// events it holds (their payloads go with it).
+/// Where the piece starting at `at` ends: after as many whole frames (`events::frames`) as fit in
+/// `PIECE` bytes, and after at least one. Also how many DATA_OWN events it holds (their payloads go
+/// with it).
 fn plan_piece(batch: &[u8], at: usize) -> (usize, usize) {
     let (mut end, mut owns) = (at, 0);
-    while end + 9 <= batch.len() {
-        let len =
-            u32::from_le_bytes([batch[end + 5], batch[end + 6], batch[end + 7], batch[end + 8]])
-                as usize;
-        let next = (end + 9 + len).min(batch.len());
-        if end > at && next - at > PIECE {
-            break;
+    for f in events::frames(&batch[at..]) {
+        if end > at && end + f.size() - at > PIECE {
+            return (end, owns);
         }
-        owns += usize::from(batch[end] == events::DATA_OWN);
-        end = next;
+        owns += usize::from(f.kind == events::DATA_OWN);
+        end += f.size();
     }
-    // A torn tail (never written by the engine) goes along rather than being lost.
-    (if end + 9 > batch.len() { batch.len() } else { end }, owns)
+    // The rest fits; a torn tail (never written by the engine) goes along rather than being lost.
+    (batch.len(), owns)
 }
 
 /// `own` as a JS array of Buffers, each its own allocation of exactly its size; None when N-API

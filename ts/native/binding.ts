@@ -161,6 +161,8 @@ export interface NativeBinding {
 export interface BoundaryCodes {
   /** Event kinds (events.ts). */
   events: Record<string, number>;
+  /** The framing of every batch (frames.ts): `HEADER`, a frame header's bytes. */
+  frame: Record<string, number>;
   /** Error codes (error-codes.ts `ErrorCode`). */
   errors: Record<string, number>;
   /** Request flags (RequestFlag in events.ts). */

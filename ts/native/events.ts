@@ -1,9 +1,12 @@
-// Decodes one batch of packed engine events (format: crates/engine/src/events.rs) and hands each
-// to the request or pool it belongs to. Header objects are built here, once, as strings: byte
-// strings, each byte one code point (latin1), as undici hands them out (DESIGN §5).
+// Decodes one batch of packed engine events (format: crates/engine/src/events.rs, walked by
+// frames.ts) and hands each to the request or pool it belongs to. Header objects are built here,
+// once, as strings: byte strings, each byte one code point (latin1), as undici hands them out
+// (DESIGN §5). The kinds of every batch the engine sends (engine and WebSocket events, DNS
+// results) are numbered here, in one space.
 import type { IncomingHeaders } from '../core/types.js';
 import { binding } from './binding.js';
 import { ErrorCode } from './error-codes.js';
+import { frames, u16, u32 } from './frames.js';
 
 export const HEAD = 1;
 export const DATA = 2;
@@ -24,6 +27,17 @@ export const CONNECTING = 16;
 export const SENT = 17;
 /** DATA whose bytes came beside the batch, as a Buffer of their own (src/queue.rs). */
 export const DATA_OWN = 18;
+/** A lookup's addresses (ts/native/resolver.ts). */
+export const DNS_ADDRESSES = 19;
+/** A lookup's failure: its code and message. */
+export const DNS_ERROR = 20;
+/** WebSocket session events (crates/engine/src/ws/channel.rs writes them). */
+export const WS_TEXT = 21;
+export const WS_BINARY = 22;
+export const WS_PING = 23;
+export const WS_PONG = 24;
+export const WS_CLOSE = 25;
+export const WS_FAIL = 26;
 
 /** Request flags passed with dispatch, named as crates/engine/src/request.rs's `flags`. */
 export const RequestFlag = {
@@ -89,9 +103,6 @@ type Batch = Buffer & {
   latin1Slice(start: number, end: number): string;
   utf8Slice(start: number, end: number): string;
 };
-
-const u16 = (b: Buffer, o: number): number => b[o]! | (b[o + 1]! << 8);
-const u32 = (b: Buffer, o: number): number => (b[o]! | (b[o + 1]! << 8) | (b[o + 2]! << 16)) + b[o + 3]! * 0x1000000;
 
 // Names the engine sends as an index (crates/engine/src/header_names.rs): the same two strings for
 // every response, the name as sent and its key, instead of a slice and a lowercase copy each time.
@@ -165,24 +176,17 @@ export function decodeBatch(
   bridges?: Map<number, BridgeSink>,
 ): void {
   const b = batch as Batch;
-  let o = 0;
   let next = 0;
-  const len = b.length;
-  while (o + 9 <= len) {
-    const kind = b[o]!;
-    const id = u32(b, o + 1);
-    const start = o + 9;
-    const end = start + u32(b, o + 5);
-    o = end;
+  for (const f = frames(b); f.next(); ) {
     try {
-      if (kind === DATA_OWN) {
+      if (f.kind === DATA_OWN) {
         const chunk = own?.[next++];
         // Missing only if JS memory could not be had for it: fail the request, never lose bytes.
-        if (chunk !== undefined) requests.get(id)?.onEngineData(chunk);
-        else requests.get(id)?.onEngineError(ErrorCode.Internal, '', 'a response body chunk could not be handed to JavaScript', '');
+        if (chunk !== undefined) requests.get(f.id)?.onEngineData(chunk);
+        else requests.get(f.id)?.onEngineError(ErrorCode.Internal, '', 'a response body chunk could not be handed to JavaScript', '');
         continue;
       }
-      deliver(b, kind, id, start, end, requests, pools, bridges);
+      deliver(b, f.kind, f.id, f.start, f.end, requests, pools, bridges);
     } catch (err) {
       // A throwing listener (a 'disconnect' handler, say) must not cost other requests the rest
       // of the batch: they would wait forever. The error still surfaces, as an uncaught one.

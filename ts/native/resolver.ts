@@ -2,6 +2,8 @@
 // once, getaddrinfo runs on an engine thread, and results come back batched through one function.
 // The process is kept alive only while lookups are pending.
 import { binding, type NativeResolver } from './binding.js';
+import { DNS_ADDRESSES, DNS_ERROR } from './events.js';
+import { frames } from './frames.js';
 
 export interface ResolvedAddress {
   address: string;
@@ -21,39 +23,35 @@ const pending = new Map<number, { hostname: string; cb: Callback }>();
 let native: NativeResolver | null = null;
 let nextId = 1;
 
+/** Hands each result of a batch (DNS_ADDRESSES / DNS_ERROR frames) to its caller. */
 function onResults(batch: Buffer): void {
-  let at = 0;
-  while (at < batch.length) {
-    const id = batch.readUInt32LE(at);
-    const ok = batch[at + 4] === 1;
-    at += 5;
-    const entry = pending.get(id);
-    pending.delete(id);
-    if (ok) {
-      const count = batch.readUInt16LE(at);
-      at += 2;
-      const addresses: ResolvedAddress[] = [];
-      for (let i = 0; i < count; i++) {
-        const family = batch[at] === 6 ? 6 : 4;
-        const len = batch[at + 1]!;
-        addresses.push({ family, address: batch.toString('latin1', at + 2, at + 2 + len) });
-        at += 2 + len;
-      }
-      if (entry !== undefined) deliver(entry, null, addresses);
+  for (const f = frames(batch); f.next(); ) {
+    const entry = pending.get(f.id);
+    if (entry === undefined || (f.kind !== DNS_ADDRESSES && f.kind !== DNS_ERROR)) continue;
+    pending.delete(f.id);
+    if (f.kind === DNS_ADDRESSES) {
+      deliver(entry, null, readAddresses(batch, f.start, f.end));
     } else {
-      const codeLen = batch[at]!;
-      const code = batch.toString('latin1', at + 1, at + 1 + codeLen);
-      at += 1 + codeLen;
-      const msgLen = batch.readUInt16LE(at);
-      const message = batch.toString('utf8', at + 2, at + 2 + msgLen);
-      at += 2 + msgLen;
-      if (entry !== undefined) {
-        const err = Object.assign(new Error(message), { code, syscall: 'getaddrinfo' as const, hostname: entry.hostname });
-        deliver(entry, err, []);
-      }
+      const codeEnd = f.start + 1 + batch[f.start]!;
+      const code = batch.toString('latin1', f.start + 1, codeEnd);
+      const message = batch.toString('utf8', codeEnd, f.end);
+      const err = Object.assign(new Error(message), { code, syscall: 'getaddrinfo' as const, hostname: entry.hostname });
+      deliver(entry, err, []);
     }
   }
   if (pending.size === 0) native?.unref();
+}
+
+/** A DNS_ADDRESSES payload: `family u8 | len u8 | text` per address. */
+function readAddresses(batch: Buffer, at: number, end: number): ResolvedAddress[] {
+  const addresses: ResolvedAddress[] = [];
+  while (at + 2 <= end) {
+    const family = batch[at] === 6 ? 6 : 4;
+    const textEnd = at + 2 + batch[at + 1]!;
+    addresses.push({ family, address: batch.toString('latin1', at + 2, textEnd) });
+    at = textEnd;
+  }
+  return addresses;
 }
 
 function deliver(entry: { cb: Callback }, err: LookupError | null, addresses: ResolvedAddress[]): void {

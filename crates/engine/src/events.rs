@@ -1,8 +1,13 @@
-//! The packed event format that crosses into JavaScript: many events in one buffer per wake of the
-//! JS thread (DESIGN §2). Every event is `kind: u8, id: u32 LE, len: u32 LE, payload[len]`, so the
-//! decoder in `ts/native/events.ts` can skip kinds it does not know. Integers are little-endian.
+//! The one framing of every batch that crosses into JavaScript: engine events (many in one buffer
+//! per wake of the JS thread, DESIGN §2, WebSocket sessions' among them) and DNS results
+//! (`src/dns.rs`, on the resolver's own queue). Every frame is `kind: u8, id: u32 LE, len: u32 LE,
+//! payload[len]`: written here (`Writer`), walked by `frames` here and by the one TS iterator,
+//! `ts/native/frames.ts`, so a reader skips kinds it does not know and ignores payload bytes past
+//! the fields it reads — a field is added at a payload's end without breaking older readers.
+//! Integers are little-endian. Kinds share one number space (`TABLE`, checked against the TS
+//! constants by `boundary-codes.test.ts`).
 //!
-//! Payloads:
+//! Engine event payloads:
 //! - HEAD (request id): status u16, reason_len u16, reason, then a header list.
 //! - DATA (request id): the body bytes.
 //! - END (request id): a header list (trailers; count 0 when none).
@@ -16,7 +21,7 @@
 //!   "|tls|<alpn>" on TLS connections. From here on the
 //!   connection is a tunnel: DATA carries what the server sends, END its end (half-close).
 //! - BODY_DRAIN (request id): empty — the request's pipe went below its high-water mark; JS may
-//!   write again.
+//!   write again. From a WebSocket session: `taken: u64`, the bytes it took from the pipe so far.
 //! - SENT (request id): the connection's addresses (as UPGRADE carries them) — the request's head
 //!   was written out on that connection. Only for requests dispatched with the OBSERVE flag.
 //! - RETRY (request id): empty — the request went back to the queue after its connection failed
@@ -33,6 +38,15 @@
 //! - BRIDGE_CLOSE (bridge id): empty — the engine is done with the socket; JS destroys it.
 //! - BRIDGE_DRAIN (bridge id): empty — the engine took what JS fed it; a paused socket may resume.
 //!
+//! DNS results (lookup id), on the resolver's own queue:
+//! - DNS_ADDRESSES: per address `family: u8 (4|6), len: u8, text`, to the payload's end.
+//! - DNS_ERROR: `code_len: u8, code` (e.g. "ENOTFOUND"), then the message (UTF-8).
+//!
+//! WebSocket session events (request id of the upgrade; `ws/channel.rs` writes them):
+//! - WS_TEXT / WS_BINARY: a whole message (text as UTF-8). WS_PING / WS_PONG: the payload.
+//! - WS_CLOSE: the server's close frame, `code: u16` (0: none), then the reason.
+//! - WS_FAIL: the connection failed; `code: u16` of the close frame sent, then the reason.
+//!
 //! A header list is `count: u16`, then per field `name_len: u16, name, value_len: u32, value`. A
 //! `name_len` with the top bit set is no length but the index of a known name (`header_names.rs`)
 //! in its low 15 bits, and no name bytes follow.
@@ -46,6 +60,8 @@ use crate::error::ErrorCode;
 use crate::h1::{Head, HeaderBlock};
 use crate::header_names;
 use bytes::Bytes;
+use std::io::Write as _;
+use std::net::IpAddr;
 
 /// The top bit of a header list's `name_len`: the rest is an index into `header_names::KNOWN`.
 const KNOWN_NAME: u16 = 0x8000;
@@ -69,7 +85,58 @@ code_consts!(u8 {
     CONNECTING = 16,
     SENT = 17,
     DATA_OWN = 18,
+    DNS_ADDRESSES = 19,
+    DNS_ERROR = 20,
+    WS_TEXT = 21,
+    WS_BINARY = 22,
+    WS_PING = 23,
+    WS_PONG = 24,
+    WS_CLOSE = 25,
+    WS_FAIL = 26,
 });
+
+/// Bytes of a frame's header: kind u8, id u32, len u32.
+pub const HEADER: usize = 9;
+/// The framing's numbers by name (see `crate::boundary_codes`).
+pub const FRAME_TABLE: &[(&str, u32)] = &[("HEADER", HEADER as u32)];
+
+/// One frame of a batch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Frame<'a> {
+    pub kind: u8,
+    pub id: u32,
+    pub payload: &'a [u8],
+}
+
+impl Frame<'_> {
+    /// Bytes the frame takes in its batch, header included.
+    pub fn size(&self) -> usize {
+        HEADER + self.payload.len()
+    }
+}
+
+/// The frames of a batch, in order. Stops at a torn tail (a header or payload cut short), which
+/// the writer never leaves.
+pub fn frames(bytes: &[u8]) -> Frames<'_> {
+    Frames { rest: bytes }
+}
+
+pub struct Frames<'a> {
+    rest: &'a [u8],
+}
+
+impl<'a> Iterator for Frames<'a> {
+    type Item = Frame<'a>;
+
+    fn next(&mut self) -> Option<Frame<'a>> {
+        let (head, after) = self.rest.split_first_chunk::<HEADER>()?;
+        let [kind, i0, i1, i2, i3, l0, l1, l2, l3] = *head;
+        let len = u32::from_le_bytes([l0, l1, l2, l3]) as usize;
+        let payload = after.get(..len)?;
+        self.rest = &after[len..];
+        Some(Frame { kind, id: u32::from_le_bytes([i0, i1, i2, i3]), payload })
+    }
+}
 
 /// DATA payloads this large or larger travel beside the packed events (DATA_OWN). Above HTTP/2's
 /// default frame size (16 KiB), so a session's frames stay packed: a Buffer of their own for each
@@ -133,7 +200,7 @@ impl<'a> Writer<'a> {
     }
 
     fn begin(&mut self, kind: u8, id: u32, reserve: usize) -> usize {
-        self.out.reserve(9 + reserve);
+        self.out.reserve(HEADER + reserve);
         self.out.push(kind);
         self.out.extend_from_slice(&id.to_le_bytes());
         let at = self.out.len();
@@ -255,6 +322,31 @@ impl<'a> Writer<'a> {
         let at = self.begin(kind, id, 0);
         self.finish(at);
     }
+
+    /// DNS_ADDRESSES: the addresses a lookup found, as text.
+    pub fn dns_addresses<'i>(&mut self, id: u32, addrs: impl Iterator<Item = &'i IpAddr>) {
+        let at = self.begin(DNS_ADDRESSES, id, 32);
+        for a in addrs {
+            self.out.push(if a.is_ipv4() { 4 } else { 6 });
+            let len_at = self.out.len();
+            self.out.push(0);
+            // An address's text is at most 45 bytes, so its length fits the u8; writing into a
+            // Vec cannot fail.
+            let _ = write!(self.out, "{a}");
+            self.out[len_at] = (self.out.len() - len_at - 1) as u8;
+        }
+        self.finish(at);
+    }
+
+    /// DNS_ERROR: a failed lookup's errno-style code and message.
+    pub fn dns_error(&mut self, id: u32, code: &str, message: &str) {
+        let at = self.begin(DNS_ERROR, id, 1 + code.len() + message.len());
+        let code = &code.as_bytes()[..code.len().min(u8::MAX as usize)];
+        self.out.push(code.len() as u8);
+        self.out.extend_from_slice(code);
+        self.out.extend_from_slice(message.as_bytes());
+        self.finish(at);
+    }
 }
 
 #[cfg(test)]
@@ -262,18 +354,7 @@ mod tests {
     use super::*;
 
     fn kinds(packed: &[u8]) -> Vec<(u8, usize)> {
-        let (mut at, mut out) = (0, Vec::new());
-        while at + 9 <= packed.len() {
-            let len = u32::from_le_bytes([
-                packed[at + 5],
-                packed[at + 6],
-                packed[at + 7],
-                packed[at + 8],
-            ]) as usize;
-            out.push((packed[at], len));
-            at += 9 + len;
-        }
-        out
+        frames(packed).map(|f| (f.kind, f.payload.len())).collect()
     }
 
     #[test]
@@ -300,5 +381,59 @@ mod tests {
 
         batch.clear();
         assert!(batch.is_empty() && batch.own().is_empty() && batch.len() == 0);
+    }
+
+    #[test]
+    fn every_writer_frames_its_payload_and_frames_walks_them_back() {
+        let mut batch = Batch::default();
+        let addrs: [IpAddr; 2] = ["127.0.0.1".parse().unwrap(), "::1".parse().unwrap()];
+        {
+            let mut w = Writer::new(&mut batch);
+            w.empty(RETRY, 1);
+            w.bytes(CONNECTED, 2, b"h1|a");
+            w.error(ERROR, 3, ErrorCode::Socket, "EPIPE", "gone");
+            w.bridge_open(4, 99);
+            w.dns_addresses(5, addrs.iter());
+            w.dns_error(6, "ENOTFOUND", "getaddrinfo ENOTFOUND x");
+            w.bytes(WS_TEXT, 0xffff_fffe, b"hi");
+        }
+        let got: Vec<(u8, u32, Vec<u8>)> =
+            frames(&batch.bytes).map(|f| (f.kind, f.id, f.payload.to_vec())).collect();
+        let error =
+            [&(ErrorCode::Socket as u16).to_le_bytes()[..], b"\x05\0EPIPE\0\0gone"].concat();
+        assert_eq!(
+            got,
+            vec![
+                (RETRY, 1, vec![]),
+                (CONNECTED, 2, b"h1|a".to_vec()),
+                (ERROR, 3, error),
+                (BRIDGE_OPEN, 4, 99u32.to_le_bytes().to_vec()),
+                (DNS_ADDRESSES, 5, b"\x04\x09127.0.0.1\x06\x03::1".to_vec()),
+                (DNS_ERROR, 6, b"\x09ENOTFOUNDgetaddrinfo ENOTFOUND x".to_vec()),
+                (WS_TEXT, 0xffff_fffe, b"hi".to_vec()),
+            ]
+        );
+        assert_eq!(frames(&batch.bytes).map(|f| f.size()).sum::<usize>(), batch.bytes.len());
+    }
+
+    #[test]
+    fn frames_stops_at_a_torn_tail() {
+        let mut batch = Batch::default();
+        Writer::new(&mut batch).bytes(DATA, 1, b"abc");
+        let whole = batch.bytes.clone();
+        for cut in 0..whole.len() {
+            assert_eq!(frames(&whole[..cut]).count(), 0, "cut at {cut}");
+        }
+        let mut two = whole.clone();
+        two.extend_from_slice(&whole[..HEADER + 1]);
+        assert_eq!(kinds(&two), vec![(DATA, 3)]);
+    }
+
+    #[test]
+    fn kind_numbers_are_unique() {
+        let mut seen: Vec<u32> = TABLE.iter().map(|(_, v)| *v).collect();
+        seen.sort_unstable();
+        seen.dedup();
+        assert_eq!(seen.len(), TABLE.len());
     }
 }

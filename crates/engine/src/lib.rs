@@ -41,9 +41,14 @@ pub use registry::EventSink;
 pub use request::{flags, StreamLength};
 pub use transport::Target;
 
-/// The numbers JS and the engine exchange, by group and name: event kinds (`events`), error codes
-/// (`ErrorCode`) and request flags (`flags`). The binding exposes it so a test can hold the
-/// TypeScript constants to it.
-pub fn boundary_codes() -> [(&'static str, &'static [(&'static str, u32)]); 3] {
-    [("events", events::TABLE), ("errors", ErrorCode::TABLE), ("flags", flags::TABLE)]
+/// The numbers JS and the engine exchange, by group and name: event kinds (`events`), the frame
+/// header's size (`frame`), error codes (`ErrorCode`) and request flags (`flags`). The binding
+/// exposes it so a test can hold the TypeScript constants to it.
+pub fn boundary_codes() -> [(&'static str, &'static [(&'static str, u32)]); 4] {
+    [
+        ("events", events::TABLE),
+        ("frame", events::FRAME_TABLE),
+        ("errors", ErrorCode::TABLE),
+        ("flags", flags::TABLE),
+    ]
 }

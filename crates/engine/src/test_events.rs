@@ -13,12 +13,8 @@ impl EventSink for Events {
     fn write(&self, write: &mut dyn FnMut(&mut Batch)) -> bool {
         let mut batch = Batch::default();
         write(&mut batch);
-        let (b, mut at) = (&batch.bytes, 0);
-        while at + 9 <= b.len() {
-            let id = u32::from_le_bytes(b[at + 1..at + 5].try_into().unwrap());
-            let len = u32::from_le_bytes(b[at + 5..at + 9].try_into().unwrap()) as usize;
-            self.0.lock().push((b[at], id, b[at + 9..at + 9 + len].to_vec()));
-            at += 9 + len;
+        for f in crate::events::frames(&batch.bytes) {
+            self.0.lock().push((f.kind, f.id, f.payload.to_vec()));
         }
         self.1.notify_waiters();
         false
