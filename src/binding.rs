@@ -2,6 +2,8 @@
 //! Client/Pool). Every call is synchronous and cheap: it queues work for the engine thread.
 use crate::queue::Queue;
 use ferro_engine::h2::H2Options;
+use ferro_engine::h3::tls::QuicTls;
+use ferro_engine::h3::{H3Options, Route};
 use ferro_engine::{Engine, ErrorCode, Pool, PoolOptions, StreamLength, Target};
 use napi::bindgen_prelude::*;
 use napi::JsValue;
@@ -48,6 +50,16 @@ pub struct PoolConfig {
     pub protocol_probe: Option<bool>,
     /// The id of a `NativeConnCap` this pool's connections count against.
     pub cap: Option<u32>,
+    /// HTTP/3 (`allowH3`, https origins): QUIC to an Alt-Svc endpoint set by `altSvc`, or with
+    /// `h3PriorKnowledge` to the origin itself; the rest are `h3Options` (milliseconds, bytes).
+    pub allow_h3: Option<bool>,
+    pub h3_prior_knowledge: Option<bool>,
+    pub h3_max_concurrent_streams: Option<u32>,
+    pub h3_idle_timeout: Option<u32>,
+    pub h3_initial_max_data: Option<u32>,
+    pub h3_initial_max_stream_data: Option<u32>,
+    /// How long an advertised endpoint may take before the request goes over TCP.
+    pub h3_race: Option<u32>,
 }
 
 #[napi]
@@ -140,6 +152,12 @@ impl NativeEngine {
 
     #[napi(catch_unwind)]
     pub fn create_pool(&mut self, cfg: PoolConfig) -> Result<NativePool> {
+        let h3 = match (&cfg.tls, cfg.allow_h3) {
+            (Some(t), Some(true)) => {
+                Some(h3_options(&cfg, crate::tls_config::quic(t.clone(), &cfg.host)?))
+            }
+            _ => None,
+        };
         let tls = cfg
             .tls
             .map(|t| crate::tls_config::connector(&self.engine, t, &cfg.host))
@@ -200,10 +218,12 @@ impl NativeEngine {
                     probe_protocol: cfg.protocol_probe.unwrap_or(false),
                 }
             },
+            h3,
         };
+        let route = opts.h3.as_ref().map(|h| h.route.clone());
         let id = self.next_pool;
         self.next_pool = self.next_pool.wrapping_add(1).max(1);
-        Ok(NativePool { pool: self.engine.create_pool(id, opts) })
+        Ok(NativePool { pool: self.engine.create_pool(id, opts), route })
     }
 
     /// Keeps the process alive (requests in flight) or lets it exit (idle).
@@ -360,6 +380,22 @@ pub struct NativePoolStats {
 #[napi]
 pub struct NativePool {
     pool: Arc<Pool>,
+    /// Where its connections go over QUIC (`allowH3` pools).
+    route: Option<Arc<Route>>,
+}
+
+/// An `allowH3` pool's HTTP/3 settings (the defaults are ts/dispatcher/engine/h3-options.ts').
+fn h3_options(cfg: &PoolConfig, tls: QuicTls) -> H3Options {
+    H3Options {
+        prior_knowledge: cfg.h3_prior_knowledge.unwrap_or(false),
+        max_concurrent_streams: cfg.h3_max_concurrent_streams.unwrap_or(100),
+        idle_timeout: Duration::from_millis(cfg.h3_idle_timeout.unwrap_or(30_000) as u64),
+        initial_max_data: cfg.h3_initial_max_data.unwrap_or(4 << 20),
+        initial_max_stream_data: cfg.h3_initial_max_stream_data.unwrap_or(1 << 20),
+        race: Duration::from_millis(cfg.h3_race.unwrap_or(300) as u64),
+        tls: Arc::new(tls),
+        route: Arc::default(),
+    }
 }
 
 #[napi]
@@ -420,6 +456,22 @@ impl NativePool {
             connected: s.connected as u32,
             free: s.free as u32,
             queued: s.queued as u32,
+        }
+    }
+
+    /// An HTTPS response advertised HTTP/3 (`Alt-Svc: h3`): later connections try QUIC to
+    /// `host` (empty: the origin's) and `port` for `maxAgeMs`; `maxAgeMs` 0 clears the entry.
+    #[napi(catch_unwind)]
+    pub fn alt_svc(&self, host: String, port: u32, max_age_ms: f64) {
+        let Some(route) = &self.route else { return };
+        match u16::try_from(port) {
+            Ok(port) if port > 0 && max_age_ms > 0.0 => route.advertise(
+                &host,
+                port,
+                Duration::from_millis(max_age_ms.min(1e15) as u64),
+                std::time::Instant::now(),
+            ),
+            _ => route.clear(),
         }
     }
 

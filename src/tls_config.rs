@@ -7,6 +7,7 @@ use napi::bindgen_prelude::*;
 use napi_derive::napi;
 
 #[napi(object)]
+#[derive(Clone)]
 pub struct TlsConfig {
     /// Trusted CAs (PEM); replaces `roots` when given.
     pub ca: Option<Vec<String>>,
@@ -32,6 +33,18 @@ fn invalid(msg: impl std::fmt::Display) -> Error {
 }
 
 pub fn connector(engine: &Engine, cfg: TlsConfig, host: &str) -> Result<TlsConnector> {
+    let (opts, name) = options(cfg, host)?;
+    engine.tls_connector(&opts, &name).map_err(invalid)
+}
+
+/// QUIC's TLS for an `allowH3` pool: the same options, with HTTP/3's ALPN and TLS 1.3.
+pub fn quic(cfg: TlsConfig, host: &str) -> Result<ferro_engine::h3::tls::QuicTls> {
+    let (opts, name) = options(cfg, host)?;
+    ferro_engine::h3::tls::QuicTls::new(&opts, &name).map_err(invalid)
+}
+
+/// The engine's TLS options and the name to verify.
+fn options(cfg: TlsConfig, host: &str) -> Result<(TlsOptions, String)> {
     let (min_version, max_version) =
         TlsVersion::range(cfg.min_version.as_deref(), cfg.max_version.as_deref())
             .map_err(invalid)?;
@@ -52,7 +65,7 @@ pub fn connector(engine: &Engine, cfg: TlsConfig, host: &str) -> Result<TlsConne
         opts.max_cached_sessions = n as usize;
     }
     let name = cfg.servername.as_deref().filter(|s| !s.is_empty()).unwrap_or(host);
-    engine.tls_connector(&opts, name).map_err(invalid)
+    Ok((opts, name.to_owned()))
 }
 
 /// Throws (`InvalidArg`, with the reason) when the engine's TLS cannot present this client

@@ -38,6 +38,14 @@ export interface PoolConfig {
   protocolProbe?: boolean;
   /** The id of a NativeConnCap this pool's connections count against (an Agent's maxGlobalConnections). */
   cap?: number;
+  /** HTTP/3 (ts/dispatcher/engine/h3-options.ts; set for https origins only). */
+  allowH3?: boolean;
+  h3PriorKnowledge?: boolean;
+  h3MaxConcurrentStreams?: number;
+  h3IdleTimeout?: number;
+  h3InitialMaxData?: number;
+  h3InitialMaxStreamData?: number;
+  h3Race?: number;
 }
 
 /** A cap on connections shared by pools (crates/engine/src/cap.rs). */
@@ -81,6 +89,8 @@ export interface NativePool {
   stats(): { connected: number; free: number; queued: number };
   /** Its queued requests wait for a slot of its Agent's maxGlobalConnections (NativeConnCap). */
   waitsForCap(): boolean;
+  /** An HTTPS response's Alt-Svc named an h3 endpoint (`host` empty: the origin's); `maxAgeMs` 0 clears it. */
+  altSvc(host: string, port: number, maxAgeMs: number): void;
   close(): void;
   /** No request waits any more: connection attempts under way are given up. */
   cancelUnused(): void;

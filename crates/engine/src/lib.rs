@@ -19,6 +19,7 @@ pub mod error;
 pub mod events;
 pub mod h1;
 pub mod h2;
+pub mod h3;
 pub mod header_names;
 mod inbox;
 pub mod options;

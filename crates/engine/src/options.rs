@@ -28,6 +28,8 @@ pub struct PoolOptions {
     pub tcp_keep_alive: Option<Duration>,
     /// Settings for sessions where ALPN chose h2.
     pub h2: crate::h2::options::H2Options,
+    /// HTTP/3 (`allowH3`): None, never; else when a connection tries QUIC (`h3::route`).
+    pub h3: Option<crate::h3::H3Options>,
     /// A cap on connections shared with other pools (an Agent's `maxGlobalConnections`).
     pub cap: Option<std::sync::Arc<crate::cap::ConnCap>>,
 }
@@ -51,6 +53,7 @@ impl PoolOptions {
             bridged: false,
             tcp_keep_alive: None,
             h2: Default::default(),
+            h3: None,
             cap: None,
         }
     }

@@ -446,8 +446,12 @@ impl ConnOwner for Pool {
             if probe {
                 st.probe = None;
             }
-            if version == "h2" {
-                st.h2_streams = Some(match self.opts.h2.max_concurrent_streams {
+            if version == "h2" || version == "h3" {
+                let streams = match (version, &self.opts.h3) {
+                    ("h3", Some(h3)) => h3.max_concurrent_streams,
+                    _ => self.opts.h2.max_concurrent_streams,
+                };
+                st.h2_streams = Some(match streams {
                     0 => 100,
                     n => n as usize,
                 });

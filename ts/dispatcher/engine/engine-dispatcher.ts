@@ -18,6 +18,7 @@ import { resolveBodyFactory } from '../../handler/replayable-body.js';
 import { DispatcherBase } from '../dispatcher-base.js';
 import { emptyStats, type ClientStats, type PoolStats } from '../stats.js';
 import { Bridge } from './bridged-sockets.js';
+import { AltSvcCache } from '../alt-svc.js';
 import { pumpBody, watchEndedStream } from './body-pump.js';
 import { EngineRequest, type RequestOwner } from './engine-request.js';
 import { engineSettings, type EngineDispatcherOptions } from './pool-options.js';
@@ -59,6 +60,8 @@ export class EngineDispatcher extends DispatcherBase implements RequestOwner {
   /** Set when connections are Node sockets from a connector (bridged-sockets.ts). */
   readonly #bridge: Bridge | null;
   readonly #events: PoolEvents;
+  /** `allowH3`: the Alt-Svc entry HTTPS responses advertise (alt-svc.ts). */
+  readonly altSvc: AltSvcCache | null = null;
 
   protected constructor(url: string | URL | UrlObject, opts: EngineDispatcherOptions, connections: number, enginePool = true) {
     super();
@@ -73,15 +76,20 @@ export class EngineDispatcher extends DispatcherBase implements RequestOwner {
     this.#capacity = s.capacity;
     this.#bridge = s.bridged === null ? null : new Bridge(this.#origin, s.bridged, s.localAddress);
     // An h2 session carries up to maxConcurrentStreams requests where an h1 connection carries
-    // `pipelining`: busy / drain follow the streams.
-    const onH2 = (): void => {
-      if (s.h2Capacity > this.#capacity) this.#capacity = s.h2Capacity;
+    // `pipelining`: busy / drain follow the streams (HTTP/3's as h2's).
+    const onH2 = (version: 'h2' | 'h3'): void => {
+      const capacity = version === 'h3' ? s.h3Capacity : s.h2Capacity;
+      if (capacity > this.#capacity) this.#capacity = capacity;
     };
     this.#events = new PoolEvents(this.#origin, this, this.#bridge, onH2);
     this.#config = s.pool;
     const https = this.#origin.protocol === 'https:';
     this.#names = https ? new ServernameSwitch(s.pool.tls?.servername || this.#origin.hostname.replace(/^\[(.*)\]$/, '$1')) : null;
     this.#native = enginePool ? nativeArgs(() => createPool(s.pool, this.#events, this.engine)) : null;
+    // HTTP/3 found through Alt-Svc (prior knowledge needs none); the entry lives in the engine pool.
+    if (s.pool.allowH3 === true && s.pool.h3PriorKnowledge !== true) {
+      this.altSvc = new AltSvcCache((host, port, maxAgeMs) => this.#native?.altSvc(host, port, maxAgeMs));
+    }
   }
 
   protected override get composeOrigin(): string {

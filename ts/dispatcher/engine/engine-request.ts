@@ -1,6 +1,7 @@
 // One request on the engine: routes its engine events to the user's handler and is the
 // controller handed to that handler (handler/controller.ts), passing pause / resume / abort on
 // to the engine. An upgraded request's events go to its socket instead (engine-socket.ts).
+import type { AltSvcCache } from '../alt-svc.js';
 import { closeRequest, control, openRequest, routeRequest, type EngineKind } from '../../native/engine.js';
 import { engineError } from '../../native/error-codes.js';
 import type { RequestSink } from '../../native/events.js';
@@ -17,6 +18,8 @@ export interface RequestOwner {
   readonly engine: EngineKind;
   /** ms a request() body may go unread before its connection is released (0: never). */
   readonly unconsumedBodyTimeout: number;
+  /** `allowH3` https dispatchers: what each response's Alt-Svc advertises (ts/dispatcher/alt-svc.ts). */
+  readonly altSvc?: AltSvcCache | null;
 }
 
 /** The engine routes this id's events to a socket now: it closes the route itself. */
@@ -203,6 +206,7 @@ export class EngineRequest extends RequestController implements RequestSink {
     if (this.done || !this.responseBegins()) return;
     this.#rawHeaders = raw;
     if (this.trace !== null && status >= 200) this.trace.responseHeaders(status, reason, raw, headers);
+    if (status >= 200) this.#owner.altSvc?.learn(headers['alt-svc']);
     this.call(() => this.handler.onResponseStart?.(this, status, headers, reason));
   }
 

@@ -30,14 +30,14 @@ export class PoolEvents implements PoolSink {
   readonly #origin: URL;
   readonly #dispatcher: Dispatcher;
   readonly #bridge: Bridge | null;
-  /** Called when a connection turns out to be an h2 session (busy / drain then follow streams). */
-  readonly #onH2: () => void;
+  /** Called when a connection turns out to be an h2 or h3 session (busy / drain then follow streams). */
+  readonly #onH2: (version: 'h2' | 'h3') => void;
   /** What the last connection spoke, for the next connection's debug line. */
-  #version: 'h1' | 'h2' = 'h1';
+  #version: 'h1' | 'h2' | 'h3' = 'h1';
   /** Connections reported connected and not yet disconnected (what close / destroy end). */
   #live = 0;
 
-  constructor(origin: URL, dispatcher: Dispatcher, bridge: Bridge | null, onH2: () => void) {
+  constructor(origin: URL, dispatcher: Dispatcher, bridge: Bridge | null, onH2: (version: 'h2' | 'h3') => void) {
     this.#origin = origin;
     this.#dispatcher = dispatcher;
     this.#bridge = bridge;
@@ -51,8 +51,8 @@ export class PoolEvents implements PoolSink {
 
   onEngineConnected(info: string): void {
     connectionEvents.connected(this.#origin, info);
-    this.#version = info.startsWith('h2|') ? 'h2' : 'h1';
-    if (this.#version === 'h2') this.#onH2();
+    this.#version = info.startsWith('h2|') ? 'h2' : info.startsWith('h3|') ? 'h3' : 'h1';
+    if (this.#version !== 'h1') this.#onH2(this.#version);
     this.#live++;
     this.#dispatcher.emit('connect', this.#origin, [this.#dispatcher]);
   }

@@ -6,6 +6,7 @@ import type { ConnectFunction, Connector } from '../../core/connector.js';
 import { InvalidArgumentError } from '../../core/errors.js';
 import { planConnector } from './connector-plan.js';
 import { h2PoolConfig, type H2Options } from './h2-options.js';
+import { h3PoolConfig, type H3Options } from './h3-options.js';
 import { tlsConfig } from './tls-options.js';
 import { kConnCap, type GlobalCap } from '../global-cap.js';
 import type { WebSocketOptions } from '../../websocket/limits.js';
@@ -52,6 +53,13 @@ export interface EngineDispatcherOptions {
   connectionWindowSize?: number;
   pingInterval?: number;
   useH2c?: boolean;
+  /**
+   * HTTP/3 (ferro; undici has none): once an HTTPS response advertised it (`Alt-Svc: h3`), later
+   * requests to the origin go over QUIC while the entry is fresh. Default false.
+   */
+  allowH3?: boolean | null;
+  /** HTTP/3 settings (h3-options.ts); `priorKnowledge` skips TCP altogether. */
+  h3Options?: H3Options | null;
   /** Limits of WebSocket connections made through this dispatcher (undici's option). */
   webSocket?: WebSocketOptions | null;
   /** Limits of EventSources made through this dispatcher (undici's option). */
@@ -74,6 +82,8 @@ export interface EngineSettings {
   capacity: number;
   /** The same once a connection turns out to be an h2 session (connections × streams). */
   h2Capacity: number;
+  /** The same for HTTP/3 connections. */
+  h3Capacity: number;
   /** Set when connections are Node sockets from this connector (bridged-sockets.ts). */
   bridged: Connector | null;
   localAddress: string | null;
@@ -143,10 +153,13 @@ export function engineSettings(origin: URL, opts: EngineDispatcherOptions, conne
   }
   const maxResponseSize = opts.maxResponseSize == null ? -1 : optNumber(opts.maxResponseSize, 'maxResponseSize', -1, -1);
   const h2 = h2PoolConfig(opts as Record<string, unknown>);
+  const h3Checked = h3PoolConfig(opts as Record<string, unknown>, origin);
+  // QUIC is the engine's own UDP socket: never for connections a connector (or a proxy) makes.
+  const h3 = bridged === null && tls !== undefined ? h3Checked : {};
   // Whether a connection may speak h2: then the first one's ALPN decides before more open (undici
   // 8.11's protocol probe). A bridged socket's ALPN is its connector's; `allowH2` says what it offers.
   const offersH2 = tls !== undefined ? tls.alpnProtocols?.includes('h2') === true : (opts.allowH2 ?? connect.allowH2) !== false;
-  const protocolProbe = h2.h2c || (origin.protocol === 'https:' && offersH2);
+  const protocolProbe = h2.h2c || h3.h3PriorKnowledge === true || (origin.protocol === 'https:' && offersH2);
   const pool: PoolConfig = {
     host: origin.hostname,
     port: Number(origin.port) || (origin.protocol === 'https:' ? 443 : 80),
@@ -165,6 +178,7 @@ export function engineSettings(origin: URL, opts: EngineDispatcherOptions, conne
     // undici's connector turns TCP keep-alive on (60 s) unless `keepAlive: false`.
     tcpKeepAlive: connect.keepAlive === false ? -1 : optNumber(connect.keepAliveInitialDelay, 'keepAliveInitialDelay', 60e3),
     ...h2,
+    ...h3,
     protocolProbe,
     // An Agent's maxGlobalConnections (global-cap.ts), handed down with its options.
     cap: (opts as { [kConnCap]?: GlobalCap })[kConnCap]?.native.id,
@@ -177,6 +191,7 @@ export function engineSettings(origin: URL, opts: EngineDispatcherOptions, conne
     strictContentLength: opts.strictContentLength !== false,
     capacity: connections === 0 ? Infinity : connections * Math.max(1, pipelining),
     h2Capacity: connections === 0 ? Infinity : connections * h2.maxConcurrentStreams,
+    h3Capacity: connections === 0 ? Infinity : connections * (h3.h3MaxConcurrentStreams ?? 1),
     bridged,
     localAddress: localAddress as string | null,
   };

@@ -33,6 +33,10 @@ pub(crate) async fn run(pool: Arc<dyn ConnOwner>, conn_id: u64, give_up: Arc<Not
     // Counted as alive for as long as the task exists (also when it ends by a panic or an abort).
     let _alive = pool.shared().conn_alive();
     pool.connecting();
+    // HTTP/3 where the pool allows it: a QUIC session, or on to TCP (`crate::h3::connect`).
+    if crate::h3::run(&pool, conn_id, &give_up).await {
+        return;
+    }
     let connected = tokio::select! {
         biased;
         c = connect::connect(&*pool, conn_id) => c,

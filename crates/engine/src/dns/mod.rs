@@ -6,5 +6,5 @@ mod happy;
 #[cfg(test)]
 mod tests;
 
-pub use cache::{resolver, LookupError, Resolver};
+pub use cache::{resolver, LookupError, Resolver, DEFAULT_TTL};
 pub use happy::{connect, interleave, DialError, CONNECTION_ATTEMPT_DELAY};

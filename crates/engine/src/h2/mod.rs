@@ -5,8 +5,8 @@
 pub mod check;
 mod counted;
 pub mod options;
-mod request;
-mod response;
+pub(crate) mod request;
+pub(crate) mod response;
 pub mod session;
 #[cfg(test)]
 mod session_tests;

@@ -387,7 +387,7 @@ impl Session {
 }
 
 /// A session takes one request at a time (it checks for stream capacity between them).
-struct TakeOne(Option<Request>);
+pub(crate) struct TakeOne(pub(crate) Option<Request>);
 impl Taker for TakeOne {
     fn wants_more(&self) -> bool {
         self.0.is_none()

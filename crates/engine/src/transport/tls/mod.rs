@@ -159,6 +159,15 @@ fn root_store(opts: &TlsOptions) -> Result<RootCertStore, TlsConfigError> {
 
 /// Builds the rustls config for one option set.
 pub fn build_config(opts: &TlsOptions) -> Result<ClientConfig, TlsConfigError> {
+    build_config_with(opts, |v| v)
+}
+
+/// `build_config` with the certificate verifier passed through `wrap` (HTTP/3 keeps its failure:
+/// quinn reports a failed handshake only as text).
+pub fn build_config_with(
+    opts: &TlsOptions,
+    wrap: impl FnOnce(Arc<dyn ServerCertVerifier>) -> Arc<dyn ServerCertVerifier>,
+) -> Result<ClientConfig, TlsConfigError> {
     let provider = provider();
     let versions: Vec<&'static rustls::SupportedProtocolVersion> = [
         (TlsVersion::Tls13, &rustls::version::TLS13),
@@ -184,7 +193,7 @@ pub fn build_config(opts: &TlsOptions) -> Result<ClientConfig, TlsConfigError> {
     } else {
         Arc::new(AcceptAnyChain { algs: provider.signature_verification_algorithms })
     };
-    let builder = builder.dangerous().with_custom_certificate_verifier(verifier);
+    let builder = builder.dangerous().with_custom_certificate_verifier(wrap(verifier));
 
     let mut config = match (&opts.cert, &opts.key) {
         (Some(cert), Some(key)) => {

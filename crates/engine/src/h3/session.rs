@@ -1,0 +1,250 @@
+//! One HTTP/3 connection: a QUIC connection whose ALPN is `h3`. It takes requests from its pool's
+//! queue up to `maxConcurrentStreams` (quinn holds streams beyond the server's limit until one
+//! closes), runs each as a stream task, and drives the connection's control stream itself.
+//!
+//! The server's GOAWAY is found by the first stream that can no longer open: the session then
+//! takes no more work and the pool hears `disconnect` (so queued requests get a new connection),
+//! that request goes back to the queue, and streams under way finish. A session with no stream
+//! open for `keepAliveTimeout` closes, as an idle h1 / h2 connection does.
+use super::stream::{Outcome, Signals, Stream};
+use crate::driver::task::tracked;
+use crate::driver::Timer;
+use crate::error::ErrorCode;
+use crate::events;
+use crate::h2::request::{build, H2HeadError};
+use crate::h2::session::TakeOne;
+use crate::owner::{ConnOwner, Resend};
+use crate::request::{flags, Request, StreamLength};
+use bytes::Bytes;
+use h3::client::SendRequest;
+use h3::error::ConnectionError;
+use h3_quinn::OpenStreams;
+use quinn::{Connection, Endpoint, VarInt};
+use std::future::{poll_fn, Future};
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+use std::time::Duration;
+use tokio::task::JoinSet;
+
+/// The message of the `disconnect` the server's GOAWAY causes.
+pub const GOAWAY_MESSAGE: &str = "HTTP/3: \"GOAWAY\" frame received";
+/// H3_NO_ERROR: how the client closes a connection it is done with.
+const NO_ERROR: u32 = 0x100;
+
+type Driver = h3::client::Connection<h3_quinn::Connection, Bytes>;
+
+struct Session {
+    pool: Arc<dyn ConnOwner>,
+    conn_id: u64,
+    authority: String,
+    send: SendRequest<OpenStreams, Bytes>,
+    streams: JoinSet<Outcome>,
+    /// The session takes no more work; the pool was told.
+    gone: bool,
+    idle: Option<Timer>,
+    asked_for_more: bool,
+    signals: Arc<Signals>,
+}
+
+pub(crate) async fn run(
+    pool: Arc<dyn ConnOwner>,
+    conn_id: u64,
+    endpoint: Endpoint,
+    conn: Connection,
+    addrs: String,
+) {
+    let max_field = pool.opts().max_header_size as u64;
+    let built = h3::client::builder()
+        .max_field_section_size(max_field)
+        .send_grease(false)
+        .build::<_, _, Bytes>(h3_quinn::Connection::new(conn.clone()))
+        .await;
+    let (driver, send) = match built {
+        Ok(pair) => pair,
+        Err(e) => {
+            let (code, msg) = describe(&e);
+            return pool.connect_failed(conn_id, code, "", "", &msg);
+        }
+    };
+    pool.connected(conn_id, "h3", &addrs);
+    let authority = match &pool.opts().target {
+        crate::transport::Target::Tcp { host, port }
+            if host.contains(':') && !host.starts_with('[') =>
+        {
+            format!("[{host}]:{port}")
+        }
+        crate::transport::Target::Tcp { host, port } => format!("{host}:{port}"),
+        #[cfg(unix)]
+        crate::transport::Target::Unix { .. } => "localhost".to_string(),
+    };
+    let mut session = Session {
+        pool,
+        conn_id,
+        authority,
+        send,
+        streams: JoinSet::new(),
+        gone: false,
+        idle: None,
+        asked_for_more: false,
+        signals: Arc::new(Signals { addrs, ..Signals::default() }),
+    };
+    let mut driver = Some(driver);
+    poll_fn(|cx| session.poll(cx, &mut driver)).await;
+    conn.close(VarInt::from_u32(NO_ERROR), b"");
+    drop(driver);
+    // Lets the CONNECTION_CLOSE leave before the socket goes, without holding the task up.
+    let _ = crate::driver::timer::timeout(Duration::from_millis(100), endpoint.wait_idle()).await;
+}
+
+impl Session {
+    fn poll(&mut self, cx: &mut Context<'_>, driver: &mut Option<Driver>) -> Poll<()> {
+        if let Some(d) = driver.as_mut() {
+            if let Poll::Ready(e) = d.poll_close(cx) {
+                let (code, msg) = if e.is_h3_no_error() {
+                    (ErrorCode::Info, "HTTP/3 connection closed".to_string())
+                } else {
+                    describe(&e)
+                };
+                let failure = if code == ErrorCode::Info {
+                    (ErrorCode::Socket, "other side closed".to_string())
+                } else {
+                    (code, msg.clone())
+                };
+                let _ = self.signals.teardown.set(failure);
+                *driver = None;
+                self.go(code, &msg);
+            }
+        }
+        self.reap(cx);
+        if !self.gone {
+            self.take_work(cx);
+        }
+        if self.gone {
+            return if self.streams.is_empty() { Poll::Ready(()) } else { Poll::Pending };
+        }
+        if self.streams.is_empty() && self.pool.finished() {
+            self.go(ErrorCode::Info, "closed");
+            return Poll::Ready(());
+        }
+        if self.poll_idle(cx) {
+            self.go(ErrorCode::Info, "socket idle timeout");
+            return Poll::Ready(());
+        }
+        Poll::Pending
+    }
+
+    fn poll_idle(&mut self, cx: &mut Context<'_>) -> bool {
+        if !self.streams.is_empty() {
+            self.idle = None;
+            return false;
+        }
+        let keep_alive = self.pool.opts().keep_alive_timeout;
+        let timer = self.idle.get_or_insert_with(|| Timer::after(keep_alive));
+        timer.as_mut().poll(cx).is_ready()
+    }
+
+    /// Collects finished streams; one the server's GOAWAY turned away goes back to the queue.
+    fn reap(&mut self, cx: &mut Context<'_>) {
+        let mut retry = Vec::new();
+        while let Poll::Ready(Some(res)) = self.streams.poll_join_next(cx) {
+            if let Ok(Outcome::Unprocessed(req)) = res {
+                retry.push(req);
+            }
+            // A panicked stream task failed its request from its Drop.
+        }
+        if self.signals.goaway.load(Ordering::Relaxed) {
+            // Before the requests go back: the pool must not hand them to this session again.
+            self.go(ErrorCode::Info, GOAWAY_MESSAGE);
+        }
+        if retry.is_empty() {
+            return;
+        }
+        let pool = self.pool.clone();
+        // RETRY is told by the pool; what its cap turns away fails as the GOAWAY it met.
+        let over = pool.requeue(retry, Resend::Refused);
+        for r in &over {
+            pool.shared().forget(r.id);
+        }
+        pool.shared().emit(|w| {
+            for r in &over {
+                w.error(events::ERROR, r.id, ErrorCode::Socket, "", GOAWAY_MESSAGE);
+            }
+        });
+        pool.kick();
+    }
+
+    fn take_work(&mut self, cx: &mut Context<'_>) {
+        let max = match self.pool.opts().h3.as_ref().map_or(100, |o| o.max_concurrent_streams) {
+            0 => usize::MAX,
+            n => n as usize,
+        };
+        loop {
+            if self.streams.len() >= max {
+                if !std::mem::replace(&mut self.asked_for_more, true) {
+                    self.pool.kick();
+                }
+                return;
+            }
+            self.asked_for_more = false;
+            let mut one = TakeOne(None);
+            self.pool.take(self.conn_id, cx.waker(), &mut one);
+            let Some(req) = one.0 else { return };
+            self.start(req);
+        }
+    }
+
+    fn start(&mut self, req: Request) {
+        let refuse = |pool: &Arc<dyn ConnOwner>, req: &Request, msg: &str| {
+            let id = req.id;
+            pool.shared().forget(id);
+            pool.shared().emit(|w| w.error(events::ERROR, id, ErrorCode::InvalidArgument, "", msg));
+        };
+        if req.has(flags::UPGRADE) {
+            return refuse(&self.pool, &req, "upgrade is not supported over HTTP/3");
+        }
+        let length = if req.has(flags::STREAM_BODY) {
+            match req.stream_length {
+                StreamLength::Known(n) => Some(n),
+                StreamLength::Chunked => None,
+            }
+        } else {
+            req.body.as_ref().map(|b| b.len() as u64)
+        };
+        let head = match build(&req.head, "https", &self.authority, length, false) {
+            Ok(h) => h,
+            Err(H2HeadError::Connect) => {
+                return refuse(&self.pool, &req, "CONNECT is not supported over HTTP/3")
+            }
+            Err(e) => return refuse(&self.pool, &req, &e.to_string()),
+        };
+        let stream = Stream::new(self.pool.clone(), &req, self.signals.clone());
+        let send = self.send.clone();
+        self.streams.spawn(tracked(stream.run(req, send, head.request, head.head_method)));
+    }
+
+    /// The session takes no more work: the pool hears `disconnect` now, so queued requests get a
+    /// new connection while the streams under way finish here.
+    fn go(&mut self, code: ErrorCode, msg: &str) {
+        if std::mem::replace(&mut self.gone, true) {
+            return;
+        }
+        self.pool.disconnected(self.conn_id, code, msg, "");
+    }
+}
+
+/// How a connection failure reaches JS.
+pub(crate) fn describe(e: &ConnectionError) -> (ErrorCode, String) {
+    use h3::quic::ConnectionErrorIncoming as In;
+    let msg = match e {
+        ConnectionError::Timeout { .. } => "HTTP/3: the connection timed out".to_string(),
+        ConnectionError::Remote { 0: In::ApplicationClose { error_code }, .. } => {
+            format!("HTTP/3: connection closed by the server with code {error_code:#x}")
+        }
+        ConnectionError::Remote { 0: In::Timeout, .. } => {
+            "HTTP/3: the connection timed out".to_string()
+        }
+        other => format!("HTTP/3: {other:?}"),
+    };
+    (ErrorCode::Socket, msg)
+}

@@ -1,0 +1,313 @@
+//! One request on an HTTP/3 connection, as a task of its own: it opens the request stream (quinn
+//! holds it back while the server's stream limit is reached), sends the body as QUIC flow control
+//! lets it, and turns the response into the same events HTTP/1.1 and HTTP/2 produce. JS reaches
+//! it through the request's `ReqCtl`: pause stops reading this stream (its window closes, the
+//! others go on), abort resets the sending side (RESET_STREAM) and drops the receiving side (quinn
+//! sends STOP_SENDING). h3-quinn's `stop_sending` can panic while a read is pending, so the
+//! receiving side is only ever dropped.
+use crate::error::ErrorCode;
+use crate::events;
+use crate::h2::response::{head, header_block};
+use crate::owner::ConnOwner;
+use crate::request::{flags, Breach, Limits, ReqCtl, Request, StreamLength};
+use bytes::{Buf, Bytes};
+use h3::client::{RequestStream, SendRequest};
+use h3::error::{Code, StreamError};
+use h3_quinn::{OpenStreams, RecvStream, SendStream};
+use std::future::{poll_fn, Future};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, OnceLock};
+use std::task::Poll;
+use std::time::Duration;
+
+/// How a stream ended, for its session.
+pub(crate) enum Outcome {
+    Done,
+    /// The server's GOAWAY came before the request went out: it may go to another connection.
+    Unprocessed(Request),
+}
+
+/// What a session and its streams tell each other.
+#[derive(Default)]
+pub(crate) struct Signals {
+    /// Set by the session when the connection ended: what streams still open fail with.
+    pub teardown: OnceLock<(ErrorCode, String)>,
+    /// Set by a stream that found the server going away: the session takes no more work.
+    pub goaway: AtomicBool,
+    /// The connection's addresses, for SENT events.
+    pub addrs: String,
+}
+
+/// A request's failure: its error code and message.
+type Failure = (ErrorCode, String);
+
+/// The stream's debt to JS: until settled, dropping it (a panic, the session torn down) fails the
+/// request rather than leave JS waiting.
+pub(crate) struct Stream {
+    pool: Arc<dyn ConnOwner>,
+    id: u32,
+    ctl: Arc<ReqCtl>,
+    signals: Arc<Signals>,
+    settled: bool,
+}
+
+impl Stream {
+    pub fn new(pool: Arc<dyn ConnOwner>, req: &Request, signals: Arc<Signals>) -> Stream {
+        Stream { pool, id: req.id, ctl: req.ctl.clone(), signals, settled: false }
+    }
+
+    /// Runs the request to its end.
+    pub async fn run(
+        mut self,
+        mut req: Request,
+        mut send: SendRequest<OpenStreams, Bytes>,
+        head: http::Request<()>,
+        head_method: bool,
+    ) -> Outcome {
+        let ctl = self.ctl.clone();
+        let opened = tokio::select! {
+            biased;
+            _ = aborted(&ctl) => return self.settle(),
+            r = send.send_request(head) => r,
+        };
+        let stream = match opened {
+            Ok(s) => s,
+            Err(e) => {
+                if matches!(e, StreamError::RemoteClosing { .. }) {
+                    self.signals.goaway.store(true, Ordering::Relaxed);
+                    if !req.has(flags::STREAM_BODY) {
+                        self.settled = true;
+                        return Outcome::Unprocessed(req);
+                    }
+                }
+                let f = self.describe(&e);
+                return self.fail(f);
+            }
+        };
+        if req.has(flags::OBSERVE) {
+            let (id, addrs) = (self.id, self.signals.addrs.as_bytes());
+            self.pool.shared().emit(|w| w.bytes(events::SENT, id, addrs));
+        }
+        let (mut tx, mut rx) = stream.split();
+        let piped = req.has(flags::STREAM_BODY).then_some(req.stream_length);
+        let body = req.body.take();
+        let limits = req.limits;
+        drop(req);
+        let end = {
+            let sending = send_body(&mut tx, body, piped, &self.pool, self.id, &ctl);
+            let receiving = self.receive(&mut rx, head_method, limits);
+            tokio::pin!(sending, receiving);
+            let mut sent = false;
+            loop {
+                tokio::select! {
+                    biased;
+                    _ = aborted(&ctl) => break Err(None),
+                    r = &mut sending, if !sent => match r {
+                        Ok(()) => sent = true,
+                        Err(e) => break Err(e),
+                    },
+                    r = &mut receiving => break r.map_err(Some),
+                }
+            }
+        };
+        match end {
+            Ok(trailers) => {
+                let id = self.id;
+                let block = trailers.as_ref().map(header_block);
+                self.pool.shared().emit(|w| w.end(id, block.as_ref()));
+                self.settle()
+            }
+            Err(failure) => {
+                // The server is told to stop: our side reset, theirs dropped (STOP_SENDING).
+                tx.stop_stream(Code::H3_REQUEST_CANCELLED);
+                drop(rx);
+                match failure {
+                    Some(f) => self.fail(f),
+                    None => self.settle(),
+                }
+            }
+        }
+    }
+
+    /// The response: its head, its body while JS reads, then its trailers.
+    async fn receive(
+        &self,
+        rx: &mut RequestStream<RecvStream, Bytes>,
+        head_method: bool,
+        limits: Limits,
+    ) -> Result<Option<http::HeaderMap>, Failure> {
+        let resp = within(limits.headers_timeout, Breach::HeadersTimeout, rx.recv_response())
+            .await?
+            .map_err(|e| self.describe(&e))?;
+        let (id, shared) = (self.id, self.pool.shared());
+        let h = head(resp.status().as_u16(), resp.headers());
+        shared.emit(|w| w.head(id, &h, &self.ctl.timings));
+        if head_method {
+            return Ok(None);
+        }
+        let mut received = 0u64;
+        loop {
+            // JS paused this body, or is behind: stop reading (the server stops at its window).
+            poll_fn(|cx| {
+                if self.ctl.paused() || shared.sink.congested(cx.waker()) {
+                    Poll::Pending
+                } else {
+                    Poll::Ready(())
+                }
+            })
+            .await;
+            let chunk = within(limits.body_timeout, Breach::BodyTimeout, rx.recv_data())
+                .await?
+                .map_err(|e| self.describe(&e))?;
+            let Some(mut chunk) = chunk else { break };
+            let bytes = chunk.copy_to_bytes(chunk.remaining());
+            if bytes.is_empty() {
+                continue;
+            }
+            received += bytes.len() as u64;
+            limits.check_received(received).map_err(breach)?;
+            shared.emit(|w| w.data(id, bytes));
+        }
+        rx.recv_trailers().await.map_err(|e| self.describe(&e))
+    }
+
+    fn describe(&self, e: &StreamError) -> Failure {
+        if let Some(t) = self.signals.teardown.get() {
+            return t.clone();
+        }
+        describe(e)
+    }
+
+    fn fail(&mut self, (code, msg): Failure) -> Outcome {
+        let id = self.id;
+        if !self.ctl.aborted() {
+            self.pool.shared().emit(|w| w.socket_error(events::ERROR, id, code, "", "", &msg));
+        }
+        self.settle()
+    }
+
+    fn settle(&mut self) -> Outcome {
+        self.settled = true;
+        self.pool.shared().forget(self.id);
+        Outcome::Done
+    }
+}
+
+impl Drop for Stream {
+    fn drop(&mut self) {
+        if !self.settled {
+            let id = self.id;
+            self.pool.shared().forget(id);
+            if !self.ctl.aborted() && !self.pool.destroyed() {
+                let (code, msg) = self
+                    .signals
+                    .teardown
+                    .get()
+                    .cloned()
+                    .unwrap_or((ErrorCode::Socket, "HTTP/3: the connection closed".into()));
+                self.pool.shared().emit(|w| w.socket_error(events::ERROR, id, code, "", "", &msg));
+            }
+        }
+    }
+}
+
+/// How an h3 stream failure reaches JS.
+pub(crate) fn describe(e: &StreamError) -> Failure {
+    match e {
+        StreamError::RemoteTerminate { code, .. } => {
+            (ErrorCode::Socket, format!("HTTP/3: stream reset by the server with code {code}"))
+        }
+        StreamError::ConnectionError { 0: c, .. } => super::session::describe(c),
+        StreamError::RemoteClosing { .. } => {
+            (ErrorCode::Socket, "HTTP/3: \"GOAWAY\" frame received".to_string())
+        }
+        other => (ErrorCode::Socket, format!("HTTP/3: {other}")),
+    }
+}
+
+/// Resolves once JS aborted the request; registers the task's waker for every `ReqCtl` wake-up
+/// (abort, resume, body data).
+fn aborted(ctl: &ReqCtl) -> impl Future<Output = ()> + '_ {
+    poll_fn(move |cx| {
+        ctl.set_waker(cx.waker());
+        if ctl.aborted() {
+            Poll::Ready(())
+        } else {
+            Poll::Pending
+        }
+    })
+}
+
+fn breach(b: Breach) -> Failure {
+    (ErrorCode::from(b), b.message().to_string())
+}
+
+/// `fut` within `limit` (none, or zero: no limit); past it, the request fails with `b`.
+async fn within<T>(
+    limit: Option<Duration>,
+    b: Breach,
+    fut: impl Future<Output = T>,
+) -> Result<T, Failure> {
+    match limit.filter(|d| !d.is_zero()) {
+        Some(d) => crate::driver::timer::timeout(d, fut).await.map_err(|_| breach(b)),
+        None => Ok(fut.await),
+    }
+}
+
+/// Sends the request body (whole, or as JS writes it) and ends the stream. `Err(None)`: the body's
+/// source failed, the request is aborted.
+async fn send_body(
+    tx: &mut RequestStream<SendStream<Bytes>, Bytes>,
+    body: Option<Vec<u8>>,
+    piped: Option<StreamLength>,
+    pool: &Arc<dyn ConnOwner>,
+    id: u32,
+    ctl: &ReqCtl,
+) -> Result<(), Option<Failure>> {
+    let io = |e: StreamError| Some(describe(&e));
+    let Some(length) = piped else {
+        if let Some(b) = body.filter(|b| !b.is_empty()) {
+            tx.send_data(Bytes::from(b)).await.map_err(io)?;
+        }
+        return tx.finish().await.map_err(io);
+    };
+    let mismatch = || Some(breach(Breach::LengthMismatch));
+    let mut remaining = match length {
+        StreamLength::Known(n) => Some(n),
+        StreamLength::Chunked => None,
+    };
+    loop {
+        let taken = poll_fn(|cx| {
+            ctl.set_waker(cx.waker());
+            let t = ctl.take_body();
+            if t.chunks.is_empty() && !t.ended && !t.failed && !t.drained {
+                Poll::Pending
+            } else {
+                Poll::Ready(t)
+            }
+        })
+        .await;
+        if taken.drained {
+            pool.shared().emit(|w| w.empty(events::BODY_DRAIN, id));
+        }
+        for c in taken.chunks {
+            if let Some(rem) = remaining.as_mut() {
+                if c.len() as u64 > *rem {
+                    return Err(mismatch());
+                }
+                *rem -= c.len() as u64;
+            }
+            tx.send_data(Bytes::from(c)).await.map_err(io)?;
+        }
+        if taken.failed {
+            ctl.abort();
+            return Err(None);
+        }
+        if taken.ended {
+            if remaining.is_some_and(|r| r > 0) {
+                return Err(mismatch());
+            }
+            return tx.finish().await.map_err(io);
+        }
+    }
+}

@@ -1,0 +1,298 @@
+//! An HTTP/3 server for ferro's tests (`__test__/fixtures/h3.ts` starts it): quinn + h3 on one
+//! UDP port of 127.0.0.1, with the certificate and key the test gives.
+//!
+//! `h3-test-server --cert FILE --key FILE [--port N] [--max-streams N]` prints `port N` once
+//! listening. Lines on stdin steer it: `goaway` sends every connection a graceful GOAWAY, `quit`
+//! exits (as does the end of stdin).
+//!
+//! Routes (by path, the query ignored unless said):
+//! - `/echo` and anything unknown: 200, a JSON body with the method, path, headers and the
+//!   request body's length; response headers `x-conn` (the connection's number) and `x-open`
+//!   (requests open on it when this one started).
+//! - `/body`: 200, the request body sent back as it arrives.
+//! - `/big?N`: 200, N bytes (byte i is `i % 251`), in 16 KiB writes.
+//! - `/delay?MS`: 200 `late` after MS milliseconds.
+//! - `/trailers`: 200 `ok` then trailers `x-trailer: done`.
+//! - `/reset`: 200, 1000 bytes, then the stream is reset (H3_INTERNAL_ERROR).
+//! - `/hang`: 200, 1000 bytes, then nothing (the client must abort or time out).
+//! - `/goaway`: 200 `bye`, then the connection sends GOAWAY.
+//! - `/status?N`: status N, empty body.
+//! - `/stats`: JSON `{ connections, maxOpen }` (connections accepted, most requests open at once
+//!   on one connection).
+use bytes::{Bytes, BytesMut};
+use h3::server::RequestStream;
+use http::{HeaderMap, HeaderValue, Request, Response, StatusCode};
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::io::AsyncBufReadExt;
+use tokio::sync::watch;
+
+type Stream = RequestStream<h3_quinn::BidiStream<Bytes>, Bytes>;
+
+#[derive(Default)]
+struct Stats {
+    connections: AtomicUsize,
+    max_open: AtomicUsize,
+}
+
+struct Args {
+    port: u16,
+    cert: String,
+    key: String,
+    max_streams: u32,
+}
+
+fn args() -> Args {
+    let mut a = Args { port: 0, cert: String::new(), key: String::new(), max_streams: 100 };
+    let mut it = std::env::args().skip(1);
+    while let Some(flag) = it.next() {
+        let value = it.next().unwrap_or_else(|| panic!("{flag} needs a value"));
+        match flag.as_str() {
+            "--port" => a.port = value.parse().expect("--port"),
+            "--cert" => a.cert = value,
+            "--key" => a.key = value,
+            "--max-streams" => a.max_streams = value.parse().expect("--max-streams"),
+            other => panic!("unknown option {other}"),
+        }
+    }
+    a
+}
+
+fn server_config(a: &Args) -> quinn::ServerConfig {
+    use rustls::pki_types::pem::PemObject;
+    use rustls::pki_types::{CertificateDer, PrivateKeyDer};
+    let certs = CertificateDer::pem_file_iter(&a.cert)
+        .expect("cert file")
+        .collect::<Result<Vec<_>, _>>()
+        .expect("cert PEM");
+    let key = PrivateKeyDer::from_pem_file(&a.key).expect("key PEM");
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let mut tls = rustls::ServerConfig::builder_with_provider(provider)
+        .with_protocol_versions(&[&rustls::version::TLS13])
+        .expect("TLS 1.3")
+        .with_no_client_auth()
+        .with_single_cert(certs, key)
+        .expect("certificate and key");
+    tls.alpn_protocols = vec![b"h3".to_vec()];
+    tls.max_early_data_size = u32::MAX;
+    let crypto = quinn::crypto::rustls::QuicServerConfig::try_from(tls).expect("QUIC TLS");
+    let mut cfg = quinn::ServerConfig::with_crypto(Arc::new(crypto));
+    let mut transport = quinn::TransportConfig::default();
+    transport.max_concurrent_bidi_streams(a.max_streams.into());
+    cfg.transport_config(Arc::new(transport));
+    cfg
+}
+
+#[tokio::main(flavor = "current_thread")]
+async fn main() {
+    let a = args();
+    let addr: SocketAddr = ([127, 0, 0, 1], a.port).into();
+    let endpoint = quinn::Endpoint::server(server_config(&a), addr).expect("bind UDP");
+    println!("port {}", endpoint.local_addr().expect("bound").port());
+    let stats = Arc::new(Stats::default());
+    let (goaway, _) = watch::channel(false);
+    let mut lines = tokio::io::BufReader::new(tokio::io::stdin()).lines();
+    loop {
+        tokio::select! {
+            incoming = endpoint.accept() => {
+                let Some(incoming) = incoming else { break };
+                let n = stats.connections.fetch_add(1, Ordering::Relaxed) + 1;
+                tokio::spawn(connection(incoming, n, stats.clone(), goaway.subscribe()));
+            }
+            line = lines.next_line() => match line {
+                Ok(Some(l)) if l.trim() == "goaway" => { let _ = goaway.send(true); }
+                Ok(Some(l)) if l.trim() != "quit" => {}
+                _ => break,
+            },
+        }
+    }
+    endpoint.close(0u32.into(), b"bye");
+}
+
+async fn connection(
+    incoming: quinn::Incoming,
+    n: usize,
+    stats: Arc<Stats>,
+    mut goaway: watch::Receiver<bool>,
+) {
+    let Ok(conn) = incoming.await else { return };
+    let quic = conn.clone();
+    let Ok(mut h3) = h3::server::Connection::<_, Bytes>::new(h3_quinn::Connection::new(conn)).await
+    else {
+        return;
+    };
+    let open = Arc::new(AtomicUsize::new(0));
+    // A request asking for GOAWAY tells the loop through this channel.
+    let (bye_tx, mut bye_rx) = tokio::sync::mpsc::unbounded_channel::<()>();
+    let mut shutting = false;
+    loop {
+        tokio::select! {
+            accepted = h3.accept() => match accepted {
+                Ok(Some(resolver)) => {
+                    let (open, stats, bye) = (open.clone(), stats.clone(), bye_tx.clone());
+                    tokio::spawn(async move {
+                        let Ok((req, stream)) = resolver.resolve_request().await else { return };
+                        let now = open.fetch_add(1, Ordering::Relaxed) + 1;
+                        stats.max_open.fetch_max(now, Ordering::Relaxed);
+                        let _ = handle(req, stream, n, now, &stats, &bye).await;
+                        open.fetch_sub(1, Ordering::Relaxed);
+                    });
+                }
+                _ => break,
+            },
+            _ = bye_rx.recv(), if !shutting => {
+                shutting = true;
+                let _ = h3.shutdown(0).await;
+                tokio::spawn(close_when_idle(quic.clone(), open.clone()));
+            }
+            _ = goaway.changed(), if !shutting => {
+                shutting = true;
+                let _ = h3.shutdown(0).await;
+                tokio::spawn(close_when_idle(quic.clone(), open.clone()));
+            }
+        }
+    }
+}
+
+/// After a GOAWAY: once the requests under way are answered, the connection closes (H3_NO_ERROR),
+/// as servers do.
+async fn close_when_idle(conn: quinn::Connection, open: Arc<AtomicUsize>) {
+    while open.load(Ordering::Relaxed) > 0 {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    // The last response's bytes leave first.
+    tokio::time::sleep(Duration::from_millis(20)).await;
+    conn.close(0x100u32.into(), b"");
+}
+
+fn query(req: &Request<()>) -> u64 {
+    req.uri().query().and_then(|q| q.parse().ok()).unwrap_or(0)
+}
+
+async fn handle(
+    req: Request<()>,
+    mut s: Stream,
+    conn: usize,
+    open: usize,
+    stats: &Stats,
+    bye: &tokio::sync::mpsc::UnboundedSender<()>,
+) -> Result<(), h3::error::StreamError> {
+    let mut head = Response::builder()
+        .status(200)
+        .header("x-conn", conn.to_string())
+        .header("x-open", open.to_string());
+    match req.uri().path() {
+        "/body" => {
+            s.send_response(head.body(()).unwrap()).await?;
+            while let Some(mut chunk) = s.recv_data().await? {
+                use bytes::Buf;
+                let b = chunk.copy_to_bytes(chunk.remaining());
+                s.send_data(b).await?;
+            }
+        }
+        "/big" => {
+            let size = query(&req);
+            s.send_response(head.header("content-length", size).body(()).unwrap()).await?;
+            let mut sent = 0u64;
+            while sent < size {
+                let n = (size - sent).min(16384);
+                let chunk: BytesMut = (sent..sent + n).map(|i| (i % 251) as u8).collect();
+                s.send_data(chunk.freeze()).await?;
+                sent += n;
+            }
+        }
+        "/delay" => {
+            tokio::time::sleep(Duration::from_millis(query(&req))).await;
+            s.send_response(head.body(()).unwrap()).await?;
+            s.send_data(Bytes::from_static(b"late")).await?;
+        }
+        "/trailers" => {
+            s.send_response(head.body(()).unwrap()).await?;
+            s.send_data(Bytes::from_static(b"ok")).await?;
+            let mut t = HeaderMap::new();
+            t.insert("x-trailer", HeaderValue::from_static("done"));
+            s.send_trailers(t).await?;
+        }
+        "/reset" | "/hang" => {
+            s.send_response(head.body(()).unwrap()).await?;
+            s.send_data(Bytes::from(vec![b'x'; 1000])).await?;
+            if req.uri().path() == "/reset" {
+                // Let the data leave before the reset discards what is unsent.
+                tokio::time::sleep(Duration::from_millis(50)).await;
+                s.stop_stream(h3::error::Code::H3_INTERNAL_ERROR);
+                return Ok(());
+            }
+            // Until the client gives up (its STOP_SENDING / reset ends the read with an error).
+            while s.recv_data().await?.is_some() {}
+            std::future::pending::<()>().await;
+        }
+        "/goaway" => {
+            s.send_response(head.body(()).unwrap()).await?;
+            s.send_data(Bytes::from_static(b"bye")).await?;
+            s.finish().await?;
+            let _ = bye.send(());
+            return Ok(());
+        }
+        "/status" => {
+            let status = StatusCode::from_u16(query(&req) as u16).unwrap_or(StatusCode::OK);
+            head = head.status(status);
+            s.send_response(head.body(()).unwrap()).await?;
+        }
+        "/stats" => {
+            let body = format!(
+                "{{\"connections\":{},\"maxOpen\":{}}}",
+                stats.connections.load(Ordering::Relaxed),
+                stats.max_open.load(Ordering::Relaxed)
+            );
+            s.send_response(head.body(()).unwrap()).await?;
+            s.send_data(Bytes::from(body)).await?;
+        }
+        _ => {
+            let mut length = 0usize;
+            while let Some(chunk) = s.recv_data().await? {
+                use bytes::Buf;
+                length += chunk.remaining();
+            }
+            let headers: Vec<String> = req
+                .headers()
+                .iter()
+                .map(|(k, v)| {
+                    format!(
+                        "[{},{}]",
+                        json(k.as_str()),
+                        json(&String::from_utf8_lossy(v.as_bytes()))
+                    )
+                })
+                .collect();
+            let body = format!(
+                "{{\"method\":{},\"path\":{},\"headers\":[{}],\"length\":{}}}",
+                json(req.method().as_str()),
+                json(&req.uri().path_and_query().map(|p| p.to_string()).unwrap_or_default()),
+                headers.join(","),
+                length
+            );
+            s.send_response(head.header("content-type", "application/json").body(()).unwrap())
+                .await?;
+            s.send_data(Bytes::from(body)).await?;
+        }
+    }
+    s.finish().await
+}
+
+/// A JSON string literal.
+fn json(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
