@@ -1,6 +1,7 @@
 //! The classes JavaScript holds: `NativeEngine` (one per JS environment) and `NativePool` (one per
 //! Client/Pool). Every call is synchronous and cheap: it queues work for the engine thread.
 use crate::queue::Queue;
+use crate::request_head::HeadArg;
 use ferro_engine::h2::H2Options;
 use ferro_engine::h3::tls::QuicTls;
 use ferro_engine::h3::{H3Options, Route};
@@ -407,27 +408,31 @@ impl NativePool {
 
     /// Queues a request; `flush` sends it. `head` is "METHOD\0PATH\0name\0value\0…"; timeouts in ms, 0 = none.
     /// With the STREAM_BODY flag the body follows through `NativeEngine.write` / `end`, framed by
-    /// `body_length` (negative: chunked). Returns false when the pool was destroyed.
+    /// `body_length` (negative: chunked). Returns false when the pool was destroyed; throws an
+    /// error with code `InvalidArg` and undici's message when the head breaks its rules (the one
+    /// check the engine makes of it: `request::Head`).
     // Flat arguments keep the per-request N-API call cheap (no object to unpack).
     #[allow(clippy::too_many_arguments)]
     #[napi(catch_unwind)]
     pub fn dispatch(
         &self,
         id: u32,
-        head: String,
+        head: HeadArg,
         body: Option<BufferSlice<'_>>,
         flags: u32,
         headers_timeout: u32,
         body_timeout: u32,
         body_length: f64,
-    ) -> bool {
+    ) -> Result<bool> {
+        let head = head.0.map_err(|e| Error::new(Status::InvalidArg, e.to_string()))?;
         let body = body.map(|b| b.to_vec());
         let stream_length = if body_length >= 0.0 {
             StreamLength::Known(body_length as u64)
         } else {
             StreamLength::Chunked
         };
-        self.pool
+        Ok(self
+            .pool
             .dispatch(
                 id,
                 head,
@@ -438,7 +443,7 @@ impl NativePool {
                 ms(body_timeout),
                 false,
             )
-            .is_ok()
+            .is_ok())
     }
 
     /// Gets the requests queued by `dispatch` since the last flush moving (one engine wake per

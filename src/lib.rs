@@ -12,5 +12,6 @@ mod dns;
 #[cfg(target_os = "linux")]
 mod inline;
 mod queue;
+mod request_head;
 mod tls_config;
 mod websocket;

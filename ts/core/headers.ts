@@ -3,14 +3,21 @@
 import { InvalidArgumentError, NotSupportedError } from './errors.js';
 import type { LibHeaders } from './types.js';
 
+// The byte rules are undici's, and the engine's (crates/engine/src/request/rules.rs) checks the
+// same; __test__/request-head-rules.test.ts holds the two to each other byte for byte.
 const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 // A value is a byte string, as undici checks it: tab, visible ASCII and U+0080-U+00FF, each code
 // point going out as one byte (latin1). So no CR, LF or NUL (a new header line or the end of the
-// head: request smuggling), no other control, and nothing above U+00FF.
+// head: request smuggling), no other control, no DEL, and nothing above U+00FF.
 const BAD_VALUE = /[^\t\x20-\x7e\x80-\xff]/;
 
+/** A method or a header name (RFC 9110 tchar). */
 export function isToken(s: string): boolean {
   return TOKEN.test(s);
+}
+
+export function isHeaderValue(s: string): boolean {
+  return !BAD_VALUE.test(s);
 }
 
 /** Header strings as the bytes they stand for (rawHeaders, rawTrailers): one byte per code point. */
@@ -34,7 +41,7 @@ function addOne(out: PackedHeaders, key: string, val: unknown): void {
   // undici sends a null value as an empty one.
   if (val === null) val = '';
   if (typeof key !== 'string' || !isToken(key)) {
-    throw new InvalidArgumentError(`invalid header key: ${String(key)}`);
+    throw new InvalidArgumentError('invalid header key');
   }
   const name = key.toLowerCase();
   if (Array.isArray(val)) {
@@ -49,7 +56,7 @@ function addOne(out: PackedHeaders, key: string, val: unknown): void {
     throw new InvalidArgumentError(`invalid ${key} header`);
   }
   const value = typeof val === 'string' ? val : String(val);
-  if (BAD_VALUE.test(value)) {
+  if (!isHeaderValue(value)) {
     throw new InvalidArgumentError(`invalid ${key} header`);
   }
   switch (name) {

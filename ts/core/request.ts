@@ -92,6 +92,11 @@ export interface PackedRequest {
   flags: number;
 }
 
+/** undici's request-target rule: any character from U+0021 to U+00FF (DEL and obs-text included), one byte each. */
+export function isRequestPath(path: string): boolean {
+  return !/[^\u0021-\u00ff]/.test(path);
+}
+
 /**
  * Checks the path, the method and the upgrade, in undici's order (before the handler's hooks are
  * looked at; the headers are checked as they are packed).
@@ -120,7 +125,7 @@ export function packRequest(opts: DispatchOptions, parts: RequestBodyParts, host
   const method = opts.method;
   const connect = method === 'CONNECT';
   let path = withQuery(opts.path, opts.query);
-  if (/[^\u0021-\u00ff]/.test(path)) throw new InvalidArgumentError('invalid request path');
+  if (!isRequestPath(path)) throw new InvalidArgumentError('invalid request path');
   const h = packHeaders(opts.headers);
   const stream = parts.stream;
   // What the body's form implies (a Blob's type and size, a FormData boundary), unless set.

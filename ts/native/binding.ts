@@ -75,6 +75,11 @@ export interface TlsConfig {
 
 export interface NativePool {
   readonly id: number;
+  /**
+   * Queues a request; false when the pool was destroyed. `head` is `METHOD\0PATH\0name\0value\0…`,
+   * its code points the bytes; a head that breaks the rules throws with code `InvalidArg` and
+   * undici's message.
+   */
   dispatch(
     id: number,
     head: string,

@@ -7,7 +7,7 @@ use crate::error::ErrorCode;
 use crate::events::{self, Writer};
 use crate::owner::{ConnOwner, Taker};
 use crate::registry::Shared;
-use crate::request::{Request, StreamLength};
+use crate::request::{Head, Request, StreamLength};
 use parking_lot::Mutex;
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::Arc;
@@ -106,7 +106,7 @@ impl Pool {
     pub fn dispatch(
         self: &Arc<Self>,
         id: u32,
-        head: String,
+        head: Head,
         body: Option<Vec<u8>>,
         flags: u32,
         stream_length: StreamLength,
@@ -673,7 +673,7 @@ mod tests {
         assert_eq!(take(&p, 1, &w, 2, |_| true), vec![1, 2]);
         let back = |id| Request {
             id,
-            head: String::new(),
+            head: "GET\0/".into(),
             body: None,
             stream_length: StreamLength::Chunked,
             flags: flags::IDEMPOTENT,

@@ -6,6 +6,10 @@ use std::sync::Arc;
 use std::task::Waker;
 use std::time::Duration;
 
+mod head;
+pub mod rules;
+pub use head::{Head, HeadError, Multiplexed};
+
 /// Request flags, set by the JS side at dispatch.
 pub mod flags {
     use crate::codes::code_consts;
@@ -36,8 +40,8 @@ pub enum StreamLength {
 
 pub struct Request {
     pub id: u32,
-    /// "METHOD\0PATH\0name\0value\0…" — encoded into HTTP/1.1 bytes on the engine thread.
-    pub head: String,
+    /// Checked when JS dispatched it; each protocol writes it as it is.
+    pub head: Head,
     pub body: Option<Vec<u8>>,
     /// For STREAM_BODY requests: Content-Length when known, chunked otherwise.
     pub stream_length: StreamLength,

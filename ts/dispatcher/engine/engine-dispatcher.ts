@@ -5,7 +5,7 @@
 import { closeRequest, createPool, engineKind, forgetPool, openSinks, scheduleFlush, type EngineKind } from '../../native/engine.js';
 import type { NativePool, PoolConfig } from '../../native/binding.js';
 import { RequestFlag } from '../../native/events.js';
-import { ClientDestroyedError, InformationalError, RequestContentLengthMismatchError } from '../../core/errors.js';
+import { ClientDestroyedError, InformationalError, InvalidArgumentError, RequestContentLengthMismatchError } from '../../core/errors.js';
 import { assertRequestHandler, checkRequestLine, checkRequestOptions, emptyBodyFor, packRequest, type PackedRequest } from '../../core/request.js';
 import { detachedController } from '../../handler/detached-controller.js';
 import { requestBodyParts } from '../../core/request-body.js';
@@ -208,7 +208,18 @@ export class EngineDispatcher extends DispatcherBase implements RequestOwner {
     bodyTimeout: number,
     bodyLength: number,
   ): boolean {
-    if (!this.#native!.dispatch(req.id, head, buf, flags, headersTimeout, bodyTimeout, bodyLength)) {
+    let queued: boolean;
+    try {
+      queued = this.#native!.dispatch(req.id, head, buf, flags, headersTimeout, bodyTimeout, bodyLength);
+    } catch (err) {
+      // The engine's one check of the head (crates/engine/src/request/head.rs) refused it, with
+      // undici's message: the same rules as core/headers.ts and core/request.ts, so not reached
+      // from the API, which checks first for undici's order of errors.
+      if ((err as { code?: unknown }).code !== 'InvalidArg') throw err;
+      req.fail(new InvalidArgumentError((err as Error).message));
+      return false;
+    }
+    if (!queued) {
       req.fail(new ClientDestroyedError());
       return false;
     }

@@ -224,22 +224,12 @@ impl Http1 {
         let before = self.bufs.wbuf.len();
         // The last request maxRequestsPerClient allows announces the close, as a reset does.
         let last = self.pipe.next_is_last(self.pool.opts().max_requests_per_connection);
-        let kind = match encode_request_head(
+        let kind = encode_request_head(
             &req.head,
             framing,
             req.has(flags::RESET) || last,
             &mut self.bufs.wbuf,
-        ) {
-            Ok(k) => k,
-            Err(e) => {
-                let id = req.id;
-                self.shared.forget(id);
-                let msg = e.to_string();
-                self.shared
-                    .emit(|w| w.error(events::ERROR, id, ErrorCode::InvalidArgument, "", &msg));
-                return;
-            }
-        };
+        );
         debug_assert!(self.bufs.wbuf.len() > before);
         if req.has(flags::OBSERVE) {
             let (id, addrs) = (req.id, self.addrs.as_bytes());
@@ -393,7 +383,7 @@ impl Http1 {
             match item {
                 Decoded::Head(head) => {
                     #[cfg(debug_assertions)]
-                    if front.req.head.split('\0').nth(1) == Some(PANIC_TEST_PATH) {
+                    if front.req.head.path() == PANIC_TEST_PATH.as_bytes() {
                         panic!("ferro test hook: a connection task panics");
                     }
                     if head.status >= 200 {

@@ -7,7 +7,7 @@ use crate::events;
 use crate::options::PoolOptions;
 use crate::owner::{ConnOwner, Taker};
 use crate::registry::Shared;
-use crate::request::{flags, ReqCtl, Request, StreamLength};
+use crate::request::{flags, Head, ReqCtl, Request, StreamLength};
 use crate::test_events::Events;
 use crate::transport::{Target, Transport};
 use parking_lot::Mutex;
@@ -72,7 +72,7 @@ impl Owner {
     fn queue(&self, id: u32, path: &str) {
         self.queue.lock().push_back(Request {
             id,
-            head: format!("GET\0{path}\0host\0t\0"),
+            head: Head::parse(format!("GET\0{path}\0host\0t\0").into_bytes()).unwrap(),
             body: None,
             stream_length: StreamLength::Chunked,
             flags: flags::IDEMPOTENT,

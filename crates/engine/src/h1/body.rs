@@ -1,7 +1,7 @@
 //! Body framing pieces (RFC 9112 §6, §7.1): splitting a Content-Length body off the buffer and
 //! parsing chunk-size lines with their extensions. The decoder (`decode.rs`) sequences them.
 use super::error::DecodeError;
-use super::token::is_tchar;
+use crate::request::rules::is_tchar;
 use bytes::{Bytes, BytesMut};
 
 /// A chunk-size line (size plus extensions) longer than this is rejected rather than buffered

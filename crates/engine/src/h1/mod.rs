@@ -9,7 +9,6 @@ mod error;
 mod head;
 #[cfg(test)]
 mod tests;
-mod token;
 
 pub use decode::{DecodeError, Decoded, Expect, Head, HeaderBlock, ResponseDecoder};
-pub use encode::{encode_request_head, BodyFraming, EncodeError, RequestKind};
+pub use encode::{encode_request_head, BodyFraming, RequestKind};

@@ -10,7 +10,7 @@ use crate::options::PoolOptions;
 use crate::owner::{ConnOwner, Taker};
 use crate::pieces;
 use crate::registry::{EventSink, Shared};
-use crate::request::{flags, ReqCtl, Request, StreamLength};
+use crate::request::{flags, Head, ReqCtl, Request, StreamLength};
 use bytes::Bytes;
 use parking_lot::Mutex;
 use std::collections::{HashMap, VecDeque};
@@ -295,7 +295,8 @@ fn session(setup: Setup, pieces: Vec<(Bytes, u32)>, record: bool) -> Ran {
                 ),
                 false => (None, 0),
             };
-            let head = format!("{method}\0/{i}\0accept\0*/*\0");
+            let head =
+                Head::parse(format!("{method}\0/{i}\0accept\0*/*\0").into_bytes()).unwrap();
             queue.push_back(Request {
                 id,
                 head,
