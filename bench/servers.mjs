@@ -90,16 +90,18 @@ export function rustServerBinary() {
   throw new Error(`cannot build crates/bench-server: ${why}`);
 }
 
-const CLK_TCK = Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout) || 100;
-
-/** A process's CPU time (all threads) from /proc, in µs (10 ms resolution at CLK_TCK 100). */
+/**
+ * A process's CPU time over all its threads, in µs, as { user, system } (both together in `user`:
+ * schedstat does not split them), from /proc/<pid>/task/<tid>/schedstat (nanoseconds; /proc's
+ * utime/stime would tick at 10 ms, too coarse for a latency window).
+ */
 function procCpu(pid) {
   try {
-    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-    // Fields after "pid (comm) ": state is field 3, utime 14 and stime 15.
-    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    const us = 1e6 / CLK_TCK;
-    return { user: Number(f[11]) * us, system: Number(f[12]) * us };
+    let ns = 0;
+    for (const tid of fs.readdirSync(`/proc/${pid}/task`)) {
+      ns += Number(fs.readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').split(' ')[0]);
+    }
+    return { user: ns / 1000, system: 0 };
   } catch {
     return null;
   }
