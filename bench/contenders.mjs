@@ -83,7 +83,12 @@ function interceptorFor(mod, cfg) {
 // The dispatcher a contender drives: a Pool (or an Agent), composed with the scenario's interceptor.
 function makeDispatcher(mod, cfg, extra = {}) {
   const opts = { ...poolOptions(cfg), ...extra };
-  const base = cfg.agent ? new mod.Agent(opts) : new mod.Pool(cfg.origin, opts);
+  // h2c: one HTTP/2 connection without TLS, `pipelining` streams at once.
+  const base = cfg.h2c
+    ? new mod.H2CClient(cfg.origin, { pipelining: cfg.pipelining, maxConcurrentStreams: cfg.pipelining })
+    : cfg.agent
+      ? new mod.Agent(opts)
+      : new mod.Pool(cfg.origin, opts);
   const composed = cfg.interceptor ? base.compose(interceptorFor(mod, cfg)) : base;
   return { dispatcher: composed, close: () => base.close() };
 }

@@ -201,6 +201,7 @@ function turnConfig(sc, contender, server, redis) {
           ? origin.replace('127.0.0.1', sc.host)
           : origin,
     h2: sc.h2 === true,
+    h2c: sc.h2c === true,
     agent: sc.agent === true,
     maxGlobalConnections: sc.maxGlobalConnections ?? null,
     caFile: sc.secure ? CA_FILE : null,
@@ -324,7 +325,10 @@ async function main() {
   let redis = null;
   for (const serverName of opt.servers) {
     const scenarios = opt.scenarios.filter(
-      (name) => serverName === 'node' || (rustServes(SCENARIOS[name]) && (namedScenarios !== undefined || RUST_SCENARIOS.includes(name))),
+      (name) =>
+        serverName === 'node'
+          ? !SCENARIOS[name].rustOnly
+          : rustServes(SCENARIOS[name]) && (namedScenarios !== undefined || RUST_SCENARIOS.includes(name)),
     );
     if (!scenarios.length) continue;
     let server;

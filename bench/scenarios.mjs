@@ -79,6 +79,10 @@ export const SCENARIOS = {
   // HTTP/2 over TLS: 100 in flight over one session (Pool of 1 connection, allowH2).
   h2: { ...THROUGHPUT, secure: true, h2: true, connections: 1, noFetch: true, noNode: true, path: '/small', expectBytes: 12, title: 'h2, one session, small body' },
   'h2-64k': { ...THROUGHPUT, secure: true, h2: true, connections: 1, noFetch: true, noNode: true, path: '/64k', expectBytes: 65536, title: 'h2, one session, 64 KiB body' },
+  // HTTP/2 without TLS (prior knowledge) through H2CClient, 100 streams on one connection: the
+  // Rust server only (node:http has no h2c listener here).
+  h2c: { ...THROUGHPUT, h2c: true, rustOnly: true, noFetch: true, noNode: true, connections: 1, pipelining: 100, path: '/small', expectBytes: 12, title: 'h2c, one connection, small body' },
+  'h2c-64k': { ...THROUGHPUT, h2c: true, rustOnly: true, noFetch: true, noNode: true, connections: 1, pipelining: 100, path: '/64k', expectBytes: 65536, title: 'h2c, one connection, 64 KiB body' },
   // Peak RSS of the client process with 10,000 requests in flight on Pool 50 × pipelining 10.
   memory: { ...THROUGHPUT, noFetch: true, concurrency: 10_000, path: '/small', expectBytes: 12, title: 'peak RSS, 10,000 in flight' },
   // 100 in flight for one cacheable URL through interceptors.cache() (the default memory store):
@@ -149,7 +153,7 @@ export const SCENARIOS = {
 const RUST_PATHS = new Set(['/small', '/64k', '/cacheable', '/set-cookie']);
 export const rustServes = (sc) => !sc.secure && !sc.h2 && RUST_PATHS.has(sc.path);
 /** What the Rust server runs by default: the rows that say what the client itself costs. */
-export const RUST_SCENARIOS = ['small', 'consumers', 'pipelined', '64k', '64k-pipelined', 'latency'];
+export const RUST_SCENARIOS = ['small', 'consumers', 'pipelined', '64k', '64k-pipelined', 'h2c', 'h2c-64k', 'latency'];
 
 /**
  * A scenario's contenders: its own set (WebSocket echo always; the consumer scenarios unless the run
@@ -176,6 +180,8 @@ export const DEFAULT_SCENARIOS = [
   'https',
   'h2',
   'h2-64k',
+  'h2c',
+  'h2c-64k',
   'new-connections',
   'new-connections-no-resume',
   'cache',

@@ -66,7 +66,6 @@ fn answer(input: &[u8], out: &mut Vec<u8>) -> Parsed {
 }
 
 pub async fn serve(mut socket: TcpStream) -> std::io::Result<()> {
-    socket.set_nodelay(true)?;
     let mut input: Vec<u8> = Vec::with_capacity(READ_CHUNK);
     let mut out: Vec<u8> = Vec::with_capacity(READ_CHUNK);
     let mut skip = 0usize;

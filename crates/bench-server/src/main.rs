@@ -3,7 +3,8 @@
 //! On two shared cores the node:http bench server saturates before the client does, so req/s ratios
 //! measure the server. This one answers the bench routes for a few µs of CPU per request (responses
 //! are prebuilt, every complete request in a read is answered in one write), so the client becomes
-//! the bottleneck.
+//! the bottleneck. A connection that opens with the HTTP/2 preface is served as h2c (prior
+//! knowledge) with the same routes.
 //!
 //! Usage: `ferro-bench-server [--port N] [--threads N]`
 //!   --port     TCP port on 127.0.0.1 (default 0: any free port)
@@ -12,6 +13,7 @@
 //! Prints `{"port":N}` and a newline on stdout once it listens, then serves until killed.
 
 mod conn;
+mod h2c;
 mod routes;
 
 use std::io::Write;
@@ -60,9 +62,12 @@ fn main() {
         }
     };
     let runtime = if opts.threads == 1 {
-        tokio::runtime::Builder::new_current_thread().enable_io().build()
+        tokio::runtime::Builder::new_current_thread().enable_all().build()
     } else {
-        tokio::runtime::Builder::new_multi_thread().worker_threads(opts.threads).enable_io().build()
+        tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(opts.threads)
+            .enable_all()
+            .build()
     };
     let runtime = runtime.unwrap_or_else(|err| {
         eprintln!("ferro-bench-server: cannot start the runtime: {err}");
@@ -85,7 +90,30 @@ async fn serve(port: u16) -> std::io::Result<()> {
         let (socket, _) = listener.accept().await?;
         // A connection's failure (a reset, a malformed request) ends that connection only.
         tokio::spawn(async move {
-            let _ = conn::serve(socket).await;
+            // Small responses go out at once (Nagle would hold a write behind an unacked one).
+            if socket.set_nodelay(true).is_err() {
+                return;
+            }
+            if opens_with_preface(&socket).await {
+                let _ = h2c::serve(socket).await;
+            } else {
+                let _ = conn::serve(socket).await;
+            }
         });
+    }
+}
+
+/// Whether the client's first bytes are the HTTP/2 preface (peeked: they stay for the parser).
+async fn opens_with_preface(socket: &tokio::net::TcpStream) -> bool {
+    let want = h2c::PREFACE_START;
+    let mut buf = [0u8; 4];
+    loop {
+        match socket.peek(&mut buf).await {
+            Ok(n) if n >= want.len() => return buf == want,
+            Ok(0) | Err(_) => return false,
+            Ok(n) if buf[..n] != want[..n] => return false,
+            // A prefix of the preface so far (never seen in practice): wait for more.
+            Ok(_) => tokio::time::sleep(std::time::Duration::from_millis(1)).await,
+        }
     }
 }
