@@ -57,6 +57,11 @@ struct PoolState {
     shed: usize,
     /// With a cap: connections that took a request, so may yield their slot to another pool.
     served: HashSet<u64>,
+    /// HTTP/3 (`h3::route`): the connections speaking it, and the TCP ones given no more work
+    /// since an Alt-Svc endpoint is advertised (they end at their idle timeout, and count no
+    /// more against `connections`, so the next request opens a QUIC connection).
+    quic: HashSet<u64>,
+    retiring: HashSet<u64>,
 }
 
 pub struct Pool {
@@ -95,6 +100,8 @@ impl Pool {
                     connecting: HashMap::new(),
                     shed: 0,
                     served: HashSet::new(),
+                    quic: HashSet::new(),
+                    retiring: HashSet::new(),
                 }),
             }
         })
@@ -188,7 +195,8 @@ impl Pool {
     fn may_spawn(&self, st: &PoolState) -> bool {
         !st.destroyed
             && st.probe.is_none()
-            && (self.opts.connections == 0 || st.live < self.opts.connections)
+            && (self.opts.connections == 0
+                || st.live.saturating_sub(st.retiring.len()) < self.opts.connections)
             && self.opts.cap.as_ref().is_none_or(|cap| cap.acquire(&self.me))
     }
 
@@ -349,6 +357,15 @@ impl ConnOwner for Pool {
         if st.destroyed {
             return;
         }
+        if !st.quic.contains(&conn)
+            && self.opts.h3.as_ref().is_some_and(|h3| h3.route.advertised(std::time::Instant::now()))
+        {
+            // A TCP connection while the origin advertises HTTP/3: what is queued goes to QUIC.
+            if st.retiring.insert(conn) && !st.queue.is_empty() && self.may_spawn(&st) {
+                self.arc().spawn_conn(&mut st);
+            }
+            return;
+        }
         // Another origin waits for a cap slot: a connection that served here (or has nothing to
         // do) takes no more and ends once idle (`finished`), so slots go round the origins
         // instead of staying with one.
@@ -446,6 +463,9 @@ impl ConnOwner for Pool {
             if probe {
                 st.probe = None;
             }
+            if version == "h3" {
+                st.quic.insert(conn);
+            }
             if version == "h2" || version == "h3" {
                 let streams = match (version, &self.opts.h3) {
                     ("h3", Some(h3)) => h3.max_concurrent_streams,
@@ -526,6 +546,8 @@ impl ConnOwner for Pool {
             st.tasks.remove(&conn);
             st.waiting.retain(|(id, _)| *id != conn);
             st.served.remove(&conn);
+            st.quic.remove(&conn);
+            st.retiring.remove(&conn);
             if st.probe == Some(conn) {
                 st.probe = None;
             }

@@ -79,6 +79,11 @@ impl Route {
         }
     }
 
+    /// A fresh endpoint is advertised and not broken: new connections go over QUIC.
+    pub fn advertised(&self, now: Instant) -> bool {
+        matches!(self.plan(false, "", 0, now), Plan::Quic { .. })
+    }
+
     /// The advertised endpoint did not answer: TCP for a back-off.
     pub fn broken(&self, now: Instant) {
         let mut st = self.state.lock();
