@@ -12,7 +12,7 @@ use parking_lot::Mutex;
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::Arc;
 use std::task::Waker;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 use tokio::sync::Notify;
 use tokio::task::AbortHandle;
 
@@ -358,7 +358,7 @@ impl ConnOwner for Pool {
             return;
         }
         if !st.quic.contains(&conn)
-            && self.opts.h3.as_ref().is_some_and(|h3| h3.route.advertised(std::time::Instant::now()))
+            && self.opts.h3.as_ref().is_some_and(|h3| h3.route.advertised(Instant::now()))
         {
             // A TCP connection while the origin advertises HTTP/3: what is queued goes to QUIC.
             if st.retiring.insert(conn) && !st.queue.is_empty() && self.may_spawn(&st) {
