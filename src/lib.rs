@@ -2,7 +2,7 @@
 //! classes JS calls synchronously, and option parsing. No HTTP logic lives here.
 #![deny(clippy::all)]
 // Every unsafe block states the invariant it relies on (`// SAFETY: …`): all of them are N-API or
-// libuv calls (queue.rs, inline.rs) whose contracts the compiler cannot check.
+// libuv calls (queue.rs, inline.rs, timings.rs) whose contracts the compiler cannot check.
 #![deny(clippy::undocumented_unsafe_blocks)]
 
 mod binding;
@@ -13,5 +13,6 @@ mod dns;
 mod inline;
 mod queue;
 mod request_head;
+mod timings;
 mod tls_config;
 mod websocket;

@@ -8,9 +8,12 @@
 //! constants by `boundary-codes.test.ts`).
 //!
 //! Engine event payloads:
-//! - HEAD (request id): status u16, reason_len u16, reason, then a header list.
+//! - HEAD (request id): status u16, reason_len u16, reason, then a header list, then the
+//!   request's timings, 6 × f64: queued, dns, connect, tls, sent, first byte (ms since the
+//!   engine's epoch, 0 for a phase that did not happen; `timings.rs`).
 //! - DATA (request id): the body bytes.
-//! - END (request id): a header list (trailers; count 0 when none).
+//! - END (request id): a header list (trailers; count 0 when none), then `end: f64` (as HEAD's
+//!   timings).
 //! - ERROR (request id): an error record.
 //! - CONNECTING (pool id): empty — a connection attempt starts (JS prints / publishes it).
 //! - CONNECTED (pool id): "<version>|<addrs>": the HTTP version spoken ("h1" or "h2"), then the
@@ -59,6 +62,7 @@ use crate::codes::code_consts;
 use crate::error::ErrorCode;
 use crate::h1::{Head, HeaderBlock};
 use crate::header_names;
+use crate::timings::{self, Stamps};
 use bytes::Bytes;
 use std::io::Write as _;
 use std::net::IpAddr;
@@ -243,9 +247,13 @@ impl<'a> Writer<'a> {
         self.header_list(head.headers.iter(), head.headers.len());
     }
 
-    pub fn head(&mut self, id: u32, head: &Head) {
-        let at = self.begin(HEAD, id, head.headers.block.len() + 8 * head.headers.len() + 16);
+    /// `stamps`: the request's timings; the head arrived now.
+    pub fn head(&mut self, id: u32, head: &Head, stamps: &Stamps) {
+        let at = self.begin(HEAD, id, head.headers.block.len() + 8 * head.headers.len() + 64);
         self.head_fields(head);
+        for t in stamps.at_head(timings::now()) {
+            self.out.extend_from_slice(&t.to_le_bytes());
+        }
         self.finish(at);
     }
 
@@ -271,12 +279,14 @@ impl<'a> Writer<'a> {
         self.finish(at);
     }
 
+    /// The response (or tunnel) ended now.
     pub fn end(&mut self, id: u32, trailers: Option<&HeaderBlock>) {
-        let at = self.begin(END, id, trailers.map_or(2, |t| t.block.len() + 8 * t.len() + 2));
+        let at = self.begin(END, id, trailers.map_or(10, |t| t.block.len() + 8 * t.len() + 10));
         match trailers {
             Some(t) => self.header_list(t.iter(), t.len()),
             None => self.out.extend_from_slice(&0u16.to_le_bytes()),
         }
+        self.out.extend_from_slice(&timings::ms(timings::now()).to_le_bytes());
         self.finish(at);
     }
 

@@ -31,6 +31,7 @@ pub mod registry;
 pub mod request;
 #[cfg(test)]
 mod test_events;
+pub mod timings;
 pub mod transport;
 pub mod ws;
 

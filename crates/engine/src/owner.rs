@@ -6,6 +6,7 @@ use crate::error::ErrorCode;
 use crate::options::PoolOptions;
 use crate::registry::Shared;
 use crate::request::Request;
+use crate::timings::ConnStamps;
 use std::sync::Arc;
 use std::task::Waker;
 
@@ -41,6 +42,9 @@ pub(crate) trait ConnOwner: Send + Sync + 'static {
     fn connecting(&self);
     /// `version` is the protocol the connection speaks ("h1" / "h2"), `addrs` its addresses.
     fn connected(&self, conn: u64, version: &str, addrs: &str);
+    /// Connection `conn` was made, its phases ending at `stamps`: the first request it takes
+    /// reports them (`timings.rs`); the others report none.
+    fn stamped(&self, _conn: u64, _stamps: ConnStamps) {}
     /// `socket`: for a refused / unreachable address, the one tried (`events::socket_info`), else
     /// empty.
     fn connect_failed(&self, conn: u64, code: ErrorCode, errno: &str, socket: &str, msg: &str);

@@ -8,6 +8,7 @@ use crate::events::{self, Writer};
 use crate::owner::{ConnOwner, Taker};
 use crate::registry::Shared;
 use crate::request::{Head, Request, StreamLength};
+use crate::timings::ConnStamps;
 use parking_lot::Mutex;
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::Arc;
@@ -57,6 +58,8 @@ struct PoolState {
     shed: usize,
     /// With a cap: connections that took a request, so may yield their slot to another pool.
     served: HashSet<u64>,
+    /// Connections made whose first request is still to come: when their phases ended.
+    conn_stamps: HashMap<u64, ConnStamps>,
     /// HTTP/3 (`h3::route`): the connections speaking it, and the TCP ones given no more work
     /// since an Alt-Svc endpoint is advertised (they end at their idle timeout, and count no
     /// more against `connections`, so the next request opens a QUIC connection).
@@ -100,6 +103,7 @@ impl Pool {
                     connecting: HashMap::new(),
                     shed: 0,
                     served: HashSet::new(),
+                    conn_stamps: HashMap::new(),
                     quic: HashSet::new(),
                     retiring: HashSet::new(),
                 }),
@@ -122,6 +126,7 @@ impl Pool {
         wake: bool,
     ) -> Result<(), DispatchError> {
         let ctl = self.shared.register(id);
+        ctl.timings.queued();
         let req = Request {
             id,
             head,
@@ -401,6 +406,13 @@ impl ConnOwner for Pool {
             }
             let req = st.queue.pop_front().expect("front exists");
             took = true;
+            // Only a connection's first request reports its phases (also unsetting an earlier
+            // attempt's, when the request was re-sent).
+            let conn_stamps = match st.conn_stamps.is_empty() {
+                true => ConnStamps::default(),
+                false => st.conn_stamps.remove(&conn).unwrap_or_default(),
+            };
+            req.ctl.timings.started(conn_stamps);
             taker.submit(req);
         }
         if took {
@@ -447,6 +459,10 @@ impl ConnOwner for Pool {
 
     fn destroyed(&self) -> bool {
         self.state.lock().destroyed
+    }
+
+    fn stamped(&self, conn: u64, stamps: ConnStamps) {
+        self.state.lock().conn_stamps.insert(conn, stamps);
     }
 
     /// One small event per connection, not per request.
@@ -496,6 +512,7 @@ impl ConnOwner for Pool {
             st.live -= 1;
             st.tasks.remove(&conn);
             st.connecting.remove(&conn);
+            st.conn_stamps.remove(&conn);
             if st.probe == Some(conn) {
                 st.probe = None;
             }
@@ -546,6 +563,7 @@ impl ConnOwner for Pool {
             st.tasks.remove(&conn);
             st.waiting.retain(|(id, _)| *id != conn);
             st.served.remove(&conn);
+            st.conn_stamps.remove(&conn);
             st.quic.remove(&conn);
             st.retiring.remove(&conn);
             if st.probe == Some(conn) {

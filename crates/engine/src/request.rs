@@ -1,5 +1,6 @@
 //! A request as the engine holds it, and the control block shared with the JS thread.
 use crate::inbox::{store_waker, Inbox};
+use crate::timings::Stamps;
 use parking_lot::Mutex;
 use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::Arc;
@@ -92,6 +93,8 @@ pub struct ReqCtl {
     state: AtomicU8,
     waker: Mutex<Option<Waker>>,
     pipe: Mutex<Pipe>,
+    /// When each phase of the request ended (`timings.rs`).
+    pub timings: Stamps,
 }
 
 impl ReqCtl {

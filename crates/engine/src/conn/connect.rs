@@ -4,13 +4,15 @@ use crate::dns::DialError;
 use crate::error::{errno_name, ErrorCode};
 use crate::events::socket_info;
 use crate::owner::ConnOwner;
+use crate::timings::ConnStamps;
 use crate::transport::{bridge, ConnectError, Transport};
 
 /// Connects for `owner`; on failure reports it (`connect_failed`) and returns None. Returns the
 /// transport and its addresses: "localIp|localPort|remoteIp|remotePort", plus "|tls|<alpn>" on
-/// TLS connections.
+/// TLS connections. The owner hears when its phases ended (`ConnOwner::stamped`).
 pub(super) async fn connect(owner: &dyn ConnOwner, conn_id: u64) -> Option<(Transport, String)> {
     let opts = owner.opts();
+    let mut stamps = ConnStamps::default();
     // A bridged socket's addresses come from JS, which knows them.
     let mut bridge_addrs = None;
     let connected = if opts.bridged {
@@ -18,13 +20,14 @@ pub(super) async fn connect(owner: &dyn ConnOwner, conn_id: u64) -> Option<(Tran
         match bridge::open(owner.shared(), owner.id(), opts.connect_timeout).await {
             Ok((io, addrs)) => {
                 bridge_addrs = Some(addrs);
+                stamps.connect = crate::timings::now();
                 match opts.tls.as_ref() {
                     // The JS socket is a plain byte stream (a proxy tunnel): TLS to the origin is
                     // the engine's, within what is left of the connect timeout.
                     Some(tls) => {
                         let left =
                             opts.connect_timeout.map(|t| t.saturating_sub(started.elapsed()));
-                        Transport::tls_over_bridge(io, tls, left).await
+                        Transport::tls_over_bridge(io, tls, left, &mut stamps).await
                     }
                     None => Ok(Transport::Bridged(io)),
                 }
@@ -32,7 +35,7 @@ pub(super) async fn connect(owner: &dyn ConnOwner, conn_id: u64) -> Option<(Tran
             Err(e) => Err(e),
         }
     } else {
-        Transport::connect(&opts.target, opts.tls.as_ref(), opts.connect_timeout).await
+        Transport::connect(&opts.target, opts.tls.as_ref(), opts.connect_timeout, &mut stamps).await
     };
     let io = match connected {
         Ok(io) => io,
@@ -92,5 +95,6 @@ pub(super) async fn connect(owner: &dyn ConnOwner, conn_id: u64) -> Option<(Tran
     } else {
         addrs
     };
+    owner.stamped(conn_id, stamps);
     Some((io, addrs))
 }

@@ -300,11 +300,15 @@ impl Http1 {
     }
 
     fn write(&mut self, cx: &mut Context<'_>) -> Result<bool, End> {
+        // Read before writing: a request is stamped as sent when its last write began, so the
+        // server never has it before that moment.
+        let at = if self.bufs.wbuf.is_empty() { 0 } else { crate::timings::now() };
         let (progress, all_out) = self.bufs.write(&mut self.io, cx).map_err(End::io)?;
         if progress {
             self.pipe.note_sent(self.bufs.written(), all_out, self.read_total);
         }
         if all_out {
+            self.stamp_sent(at);
             if self.pipe.unwritten == self.pipe.inflight.len() {
                 // The front request just finished going out: its headers timeout starts now.
                 self.mark = Instant::now();
@@ -312,6 +316,24 @@ impl Http1 {
             self.pipe.unwritten = 0;
         }
         Ok(progress)
+    }
+
+    /// All that was written went out, the last of it by a write that began `at` (0: none did):
+    /// the requests not yet stamped as sent are (`timings`), except one whose streamed body is
+    /// still coming (nothing is pipelined behind it).
+    fn stamp_sent(&self, mut at: u64) {
+        let streaming = self.pipe.streaming.as_ref().map(|s| s.id);
+        for f in self.pipe.inflight.iter().rev() {
+            if f.req.ctl.timings.is_sent() {
+                break;
+            }
+            if Some(f.req.id) != streaming {
+                if at == 0 {
+                    at = crate::timings::now();
+                }
+                f.req.ctl.timings.sent(at);
+            }
+        }
     }
 
     fn read(&mut self, cx: &mut Context<'_>) -> Result<bool, End> {
@@ -386,6 +408,7 @@ impl Http1 {
                     if front.req.head.path() == PANIC_TEST_PATH.as_bytes() {
                         panic!("ferro test hook: a connection task panics");
                     }
+                    w.head(id, &head, &front.req.ctl.timings);
                     if head.status >= 200 {
                         front.head_done = true;
                         self.pipe.blocked = false;
@@ -399,7 +422,6 @@ impl Http1 {
                             self.pipe.no_reuse = true;
                         }
                     }
-                    w.head(id, &head);
                 }
                 Decoded::Data(chunk) => {
                     front.body_bytes += chunk.len() as u64;

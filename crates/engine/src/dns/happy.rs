@@ -60,8 +60,9 @@ async fn dial(addr: SocketAddr) -> io::Result<TcpStream> {
 }
 
 /// Connects to `host:port`: an IP literal directly, a name through the shared cache and happy
-/// eyeballs. The error is the last attempt's.
-pub async fn connect(host: &str, port: u16) -> io::Result<TcpStream> {
+/// eyeballs. The error is the last attempt's. `resolved` is stamped when a name's addresses are
+/// known (`timings`).
+pub async fn connect(host: &str, port: u16, resolved: &mut u64) -> io::Result<TcpStream> {
     if let Ok(ip) = host.parse::<IpAddr>() {
         return dial(SocketAddr::new(ip, port)).await;
     }
@@ -70,6 +71,7 @@ pub async fn connect(host: &str, port: u16) -> io::Result<TcpStream> {
         .await
         // Carried whole so `errno_name` reports its code (ENOTFOUND, ...), as Node's connect does.
         .map_err(io::Error::other)?;
+    *resolved = crate::timings::now();
     race(host, &interleave(&addrs), port, CONNECTION_ATTEMPT_DELAY).await
 }
 

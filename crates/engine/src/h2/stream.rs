@@ -150,6 +150,10 @@ impl Stream {
         if !matches!(s.body, Body::Piped { .. }) {
             s.arm(s.headers_timeout);
         }
+        if matches!(s.body, Body::Done) {
+            // Nothing follows the head h2 was just given.
+            s.ctl.timings.sent(crate::timings::now());
+        }
         s
     }
 
@@ -195,7 +199,7 @@ impl Stream {
                         .and_then(|v| v.to_str().ok()?.parse().ok());
                     let head = head(parts.status.as_u16(), &parts.headers);
                     let id = self.id;
-                    self.pool.shared().emit(|w| w.head(id, &head));
+                    self.pool.shared().emit(|w| w.head(id, &head, &self.ctl.timings));
                     if self.head_method {
                         return Poll::Ready(self.end(None));
                     }
@@ -241,7 +245,7 @@ impl Stream {
                     }
                     let head = head(status, info.headers());
                     let id = self.id;
-                    self.pool.shared().emit(|w| w.head(id, &head));
+                    self.pool.shared().emit(|w| w.head(id, &head, &self.ctl.timings));
                 }
                 Poll::Ready(Some(Err(e))) => return Some(self.failed(&e)),
                 Poll::Ready(None) | Poll::Pending => return None,
@@ -347,6 +351,7 @@ impl Stream {
                         return Err(self.failed(&e));
                     }
                     self.body = Body::Done;
+                    self.ctl.timings.sent(crate::timings::now());
                 }
                 return Ok(());
             };
@@ -368,6 +373,7 @@ impl Stream {
                     }
                     if last {
                         self.body = Body::Done;
+                        self.ctl.timings.sent(crate::timings::now());
                         return Ok(());
                     }
                 }

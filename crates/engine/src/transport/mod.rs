@@ -1,6 +1,7 @@
 //! Byte transports a connection runs over: TCP, unix domain sockets, TLS over either, and sockets
 //! bridged from JS (custom connectors). One enum rather than a trait object keeps reads and writes
 //! statically dispatched on the hot path.
+use crate::timings::ConnStamps;
 use std::io;
 use std::pin::Pin;
 use std::task::{Context, Poll};
@@ -35,14 +36,15 @@ pub enum Transport {
 
 impl Transport {
     /// Connects to `target`, with a TLS handshake on top when `tls` is set. The timeout covers
-    /// the handshake too, as Node's connect timeout does.
+    /// the handshake too, as Node's connect timeout does. Stamps the phases in `stamps`.
     pub async fn connect(
         target: &Target,
         tls: Option<&TlsConnector>,
         timeout: Option<Duration>,
+        stamps: &mut ConnStamps,
     ) -> Result<Transport, ConnectError> {
         let fut = async {
-            let plain = Plain::connect(target).await?;
+            let plain = Plain::connect(target, stamps).await?;
             match tls {
                 None => Ok(match plain {
                     Plain::Tcp(s) => Transport::Tcp(s),
@@ -50,20 +52,28 @@ impl Transport {
                     Plain::Unix(s) => Transport::Unix(s),
                     Plain::Bridged(s) => Transport::Bridged(s),
                 }),
-                Some(tls) => tls.handshake(plain).await.map(|s| Transport::Tls(Box::new(s))),
+                Some(tls) => {
+                    let s = tls.handshake(plain).await?;
+                    stamps.tls = crate::timings::now();
+                    Ok(Transport::Tls(Box::new(s)))
+                }
             }
         };
         with_timeout(timeout, fut).await
     }
 
-    /// Runs the engine's TLS handshake over a socket bridged from JS, within `timeout`.
+    /// Runs the engine's TLS handshake over a socket bridged from JS, within `timeout`; stamps
+    /// `tls` when it is done.
     pub async fn tls_over_bridge(
         io: bridge::BridgeIo,
         tls: &TlsConnector,
         timeout: Option<Duration>,
+        stamps: &mut ConnStamps,
     ) -> Result<Transport, ConnectError> {
         with_timeout(timeout, async {
-            tls.handshake(Plain::Bridged(io)).await.map(|s| Transport::Tls(Box::new(s)))
+            let s = tls.handshake(Plain::Bridged(io)).await?;
+            stamps.tls = crate::timings::now();
+            Ok(Transport::Tls(Box::new(s)))
         })
         .await
     }

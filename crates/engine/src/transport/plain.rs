@@ -2,6 +2,7 @@
 //! socket; what TLS runs over.
 use super::bridge::BridgeIo;
 use super::forward::forward_io;
+use crate::timings::ConnStamps;
 use std::io;
 use std::pin::Pin;
 use std::task::{Context, Poll};
@@ -32,19 +33,25 @@ pub enum Plain {
 }
 
 impl Plain {
-    pub(super) async fn connect(target: &Target) -> io::Result<Plain> {
+    /// Stamps `stamps.dns` (a resolved name) and `stamps.connect`.
+    pub(super) async fn connect(target: &Target, stamps: &mut ConnStamps) -> io::Result<Plain> {
         match target {
             Target::Tcp { host, port } => {
                 // IPv6 literals arrive bracketed from URL hosts.
                 let h = host.trim_start_matches('[').trim_end_matches(']');
                 // The shared DNS cache and happy eyeballs (dns/); IP literals connect directly.
-                let s = crate::dns::connect(h, *port).await?;
+                let s = crate::dns::connect(h, *port, &mut stamps.dns).await?;
+                stamps.connect = crate::timings::now();
                 // Requests are written whole; Nagle would only add latency (undici sets noDelay too).
                 s.set_nodelay(true)?;
                 Ok(Plain::Tcp(s))
             }
             #[cfg(unix)]
-            Target::Unix { path } => Ok(Plain::Unix(UnixStream::connect(path).await?)),
+            Target::Unix { path } => {
+                let s = UnixStream::connect(path).await?;
+                stamps.connect = crate::timings::now();
+                Ok(Plain::Unix(s))
+            }
         }
     }
 }
