@@ -76,7 +76,8 @@ impl Head {
         if !is_path(at(&bytes, path)) {
             return Err(HeadError::InvalidPath);
         }
-        let mut fields = Vec::new();
+        // Most heads have a handful of fields: one allocation for them.
+        let mut fields = Vec::with_capacity(8);
         while let Some(name) = pieces.next() {
             let value = match pieces.next() {
                 Some(v) => v,
