@@ -124,6 +124,7 @@ export class PipelineDispatchHandler extends ApiHandler implements DispatchHandl
         body: res,
         context: this.context as object,
         onInfo: this.onInfo,
+        timings: controller.timings,
       });
     } catch (err) {
       res.on('error', noop);

@@ -150,6 +150,7 @@ export class RequestHandler extends ApiHandler implements DispatchHandler, BodyR
       trailers: (this.trailers = {}),
       opaque: this.opaque,
       context: this.context as object,
+      timings: controller.timings,
     };
 
     const resolve = this.resolve;

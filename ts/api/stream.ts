@@ -93,6 +93,7 @@ export class StreamHandler extends ApiHandler implements DispatchHandler {
         opaque: this.opaque,
         context: this.context as object,
         onInfo: this.onInfo,
+        timings: controller.timings,
       });
     } catch (err) {
       controller.abort(err as Error);

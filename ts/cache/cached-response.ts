@@ -4,7 +4,7 @@
 import { STATUS_CODES } from '../core/status-codes.js';
 import { toRawHeaders } from '../handler/legacy-handler.js';
 import { MockReplay } from '../mock/mock-dispatch.js';
-import type { DispatchController, DispatchHandler, IncomingHeaders } from '../core/types.js';
+import type { DispatchController, DispatchHandler, IncomingHeaders, RequestTimings } from '../core/types.js';
 import type { CacheBody } from './cache-store.js';
 
 function toBuffer(chunk: unknown): Buffer {
@@ -108,6 +108,10 @@ export class SwitchController implements DispatchController {
   }
   get rawTrailers(): Buffer[] | null {
     return this.target?.rawTrailers ?? null;
+  }
+  /** The request's timings (ferro), as the controller underneath has them. */
+  get timings(): RequestTimings | undefined {
+    return this.target?.timings;
   }
   abort(reason: Error): void {
     this.#abortedByHandler = true;

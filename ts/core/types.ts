@@ -57,12 +57,37 @@ export interface RequestOptions<TOpaque = null> extends DispatchOptions {
   responseHeaders?: 'raw' | null;
 }
 
+/**
+ * When each phase of a request ended, in ms on `performance.now()`'s clock (a ferro extension,
+ * measured in the engine). A phase that did not happen is 0: `dns`, `connect` and `tls` on a reused
+ * connection (only a connection's first request reports them), `tls` over http, `dns` for an IP
+ * address; `end` until the response has ended.
+ */
+export interface RequestTimings {
+  /** The request entered the dispatcher. */
+  readonly queued: number;
+  /** Its connection's host name was resolved. */
+  readonly dns: number;
+  /** Its connection's socket was connected (through a proxy: the tunnel was handed over). */
+  readonly connect: number;
+  /** Its connection's TLS handshake finished. */
+  readonly tls: number;
+  /** The whole request (head and body) was handed to the socket (its last write began). */
+  readonly requestSent: number;
+  /** The response head arrived (the first one: a 1xx's). */
+  readonly firstByte: number;
+  /** The response ended (its last body byte, or trailers). */
+  readonly end: number;
+}
+
 export interface DispatchController {
   readonly aborted: boolean;
   readonly paused: boolean;
   readonly reason: Error | null;
   readonly rawHeaders: Buffer[] | null;
   readonly rawTrailers: Buffer[] | null;
+  /** ferro: the request's timings, from its response head on (undefined before, and for mocks). */
+  readonly timings?: RequestTimings | undefined;
   abort(reason: Error): void;
   pause(): void;
   resume(): void;
@@ -99,6 +124,8 @@ export interface ResponseData<TOpaque = null> {
   trailers: Record<string, string>;
   opaque: TOpaque;
   context: object;
+  /** ferro: the request's timings; `end` is filled in when the body has ended. */
+  timings?: RequestTimings | undefined;
 }
 
 export type InfoHandler = (info: { statusCode: number; headers: Record<string, string | string[]> }) => void;
@@ -109,6 +136,8 @@ export interface StreamFactoryData<TOpaque = null> {
   opaque: TOpaque;
   context: object;
   onInfo?: InfoHandler | null;
+  /** ferro: the request's timings up to its response head; `end` is 0 here (the body follows). */
+  timings?: RequestTimings | undefined;
 }
 export type StreamFactory<TOpaque = null> = (data: StreamFactoryData<TOpaque>) => Writable;
 export interface StreamData<TOpaque = null> {
@@ -128,6 +157,8 @@ export interface PipelineHandlerData<TOpaque = null> {
   body: Readable;
   context: object;
   onInfo: InfoHandler | null;
+  /** ferro: the request's timings up to its response head; `end` is filled in when it ends. */
+  timings?: RequestTimings | undefined;
 }
 export type PipelineHandler<TOpaque = null> = (data: PipelineHandlerData<TOpaque>) => Readable;
 

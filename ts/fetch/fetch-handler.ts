@@ -6,7 +6,7 @@
 // (arrayBuffer/text/json, see fetch-response.ts) that comes first takes them directly instead:
 // no web stream reads, no per-chunk promises.
 import type { Transform } from 'node:stream';
-import type { DispatchController, DispatchHandler, IncomingHeaders } from '../core/types.js';
+import type { DispatchController, DispatchHandler, IncomingHeaders, RequestTimings } from '../core/types.js';
 import { concatBytes, decodeText } from '../api/body-bytes.js';
 
 export interface ResponseHead {
@@ -92,6 +92,12 @@ export class FetchHandler implements DispatchHandler {
   #error: unknown = undefined;
   #discarding = false;
 
+  /** Body bytes received, and who hears the request's timings when the response ends (resource-timing.ts). */
+  #received = 0;
+  #onEnded: ((timings: RequestTimings | undefined, received: number) => void) | null = null;
+  #timings: RequestTimings | undefined = undefined;
+  #endedOk = false;
+
   #stream: ReadableStreamDefaultController<Uint8Array> | null = null;
   /** The stream has been pulled (or decodes): bytes go through it from now on. */
   #flowing = false;
@@ -147,6 +153,7 @@ export class FetchHandler implements DispatchHandler {
   }
 
   onResponseData(controller: DispatchController, chunk: Buffer): void {
+    this.#received += chunk.length;
     if (this.#discarding || this.#streamDone) return;
     if (!this.#flowing) {
       // Held until someone reads; pausing bounds how much piles up meanwhile (a direct consumer
@@ -159,8 +166,13 @@ export class FetchHandler implements DispatchHandler {
     if (!this.#write(chunk)) controller.pause();
   }
 
-  onResponseEnd(): void {
+  onResponseEnd(controller: DispatchController): void {
+    this.#timings = controller.timings;
+    this.#endedOk = true;
     this.#finish();
+    const onEnded = this.#onEnded;
+    this.#onEnded = null;
+    onEnded?.(this.#timings, this.#received);
     if (this.#flowing) this.#end();
     else {
       this.#ended = true;
@@ -181,6 +193,12 @@ export class FetchHandler implements DispatchHandler {
   }
 
   // --- after the head ---
+
+  /** Calls `report` once the response has ended (at once if it has): its timings and body bytes. */
+  onEnded(report: (timings: RequestTimings | undefined, received: number) => void): void {
+    if (this.#endedOk) report(this.#timings, this.#received);
+    else if (!this.#finished) this.#onEnded = report;
+  }
 
   /** The response will not be read (a followed redirect, a null-body status): drop its bytes. */
   discard(): void {

@@ -7,6 +7,8 @@ import type { DispatchOptions } from '../core/types.js';
 import { kDebugScope, type ScopedOptions } from '../core/diagnostics.js';
 import { createDecoders } from './content-decoding.js';
 import { abortReason, FetchHandler, fetchFailed, headerValue } from './fetch-handler.js';
+import { markFetchTiming } from './resource-timing.js';
+import { performance } from 'node:perf_hooks';
 import { newFetchResponse } from './fetch-response.js';
 import { getGlobalOrigin } from './global-origin.js';
 import { verifyIntegrity } from './integrity.js';
@@ -202,6 +204,7 @@ async function fromRequest(input: string | URL | Request, init: FetchInit | unde
 }
 
 export async function fetch(input: string | URL | Request, init?: FetchInit): Promise<Response> {
+  const startTime = performance.now();
   const out = simpleRequest(input, init) ?? (await fromRequest(input, init));
   const { signal, redirect, integrity, mode, cache } = out;
   if (isAborted(signal)) throw abortReason(signal);
@@ -284,6 +287,8 @@ export async function fetch(input: string | URL | Request, init?: FetchInit): Pr
       handler.abort(err);
       throw fetchFailed(err);
     }
+    const { status } = head;
+    handler.onEnded((t, received) => markFetchTiming(out.url.href, startTime, redirects > 0, status, t, received));
     // The Fetch standard checks integrity before the response is returned, over the whole body.
     if (integrity !== '') await verifyIntegrity(noBody ? null : handler, integrity, signal);
     try {

@@ -6,7 +6,7 @@ import { assertHandlerObject } from '../core/request.js';
 import type { Duplex } from 'node:stream';
 import type { IncomingHttpHeaders } from 'node:http';
 import { InvalidArgumentError, RequestRetryError } from '../core/errors.js';
-import type { DispatchController, DispatchFn, DispatchHandler, DispatchOptions, IncomingHeaders } from '../core/types.js';
+import type { DispatchController, DispatchFn, DispatchHandler, DispatchOptions, IncomingHeaders, RequestTimings } from '../core/types.js';
 import { rewriteHeaders } from './header-list.js';
 import { toControllerHandler } from './legacy-handler.js';
 import { replayBody } from './replayable-body.js';
@@ -53,6 +53,10 @@ class RetryController implements DispatchController {
   }
   get rawTrailers(): Buffer[] | null {
     return this.#target?.rawTrailers ?? null;
+  }
+  /** The request's timings (ferro), as the controller underneath has them. */
+  get timings(): RequestTimings | undefined {
+    return this.#target?.timings;
   }
 
   abort(reason: Error): void {

@@ -15,6 +15,7 @@ import type {
   DispatchOptions,
   DispatcherComposeInterceptor,
   IncomingHeaders,
+  RequestTimings,
 } from '../core/types.js';
 
 export interface DecompressInterceptorOptions {
@@ -112,6 +113,10 @@ class DecompressHandler implements DispatchHandler, DispatchController {
   }
   get rawTrailers(): Buffer[] | null {
     return this.#upstream?.rawTrailers ?? null;
+  }
+  /** The request's timings (ferro), as the controller underneath has them. */
+  get timings(): RequestTimings | undefined {
+    return this.#upstream?.timings;
   }
   /** request() under this interceptor still lets an unread body go (api/unconsumed-bodies.ts). */
   get unconsumedBodyTimeout(): number {

@@ -13,6 +13,7 @@ import type {
   DispatchOptions,
   DispatcherComposeInterceptor,
   IncomingHeaders,
+  RequestTimings,
 } from '../core/types.js';
 import { toControllerHandler } from '../handler/legacy-handler.js';
 import { RequestController } from '../handler/controller.js';
@@ -71,6 +72,10 @@ class Caller extends RequestController {
   }
   get rawTrailers(): Buffer[] | null {
     return this.#shared.controller?.rawTrailers ?? null;
+  }
+  /** The request's timings (ferro), as the controller underneath has them. */
+  get timings(): RequestTimings | undefined {
+    return this.#shared.controller?.timings;
   }
 
   protected override onPause(): void {

@@ -11,6 +11,7 @@ import type {
   DispatchHandler,
   DispatchOptions,
   IncomingHeaders,
+  RequestTimings,
 } from '../core/types.js';
 import { DecoratorHandler } from '../handler/decorator-handler.js';
 
@@ -64,6 +65,10 @@ class DumpController implements DispatchController {
   }
   get rawTrailers(): Buffer[] | null {
     return this.#inner.rawTrailers;
+  }
+  /** The request's timings (ferro), as the controller underneath has them. */
+  get timings(): RequestTimings | undefined {
+    return this.#inner.timings;
   }
   abort(reason: Error): void {
     if (this.#dump.headed) this.#dump.deferredAbort ??= reason;

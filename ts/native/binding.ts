@@ -170,6 +170,8 @@ export interface NativeBinding {
   boundaryCodes(): BoundaryCodes;
   /** Header names events send as an index (crates/engine/src/header_names.rs), in index order. */
   knownHeaderNames(): string[];
+  /** `[stamp, hrtime]`: an engine timing stamp and `uv_hrtime()` read together, in ns (hrtime -1 where unknown). */
+  timingsAnchor(): number[];
 }
 
 /** What `boundaryCodes` returns: the numbers JS and the engine exchange. */

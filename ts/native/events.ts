@@ -6,6 +6,7 @@
 import type { IncomingHeaders } from '../core/types.js';
 import { binding } from './binding.js';
 import { ErrorCode } from './error-codes.js';
+import { END_STAMP, HEAD_STAMPS, endStamp, headTimings, type LiveTimings } from './timings.js';
 import { frames, u16, u32 } from './frames.js';
 
 export const HEAD = 1;
@@ -57,9 +58,11 @@ export const RequestFlag = {
 } as const;
 
 export interface RequestSink {
-  onEngineHead(status: number, reason: string, headers: IncomingHeaders, raw: string[]): void;
+  /** `timings`: the request's (native/timings.ts); a new object for each head. */
+  onEngineHead(status: number, reason: string, headers: IncomingHeaders, raw: string[], timings: LiveTimings | undefined): void;
   onEngineData(chunk: Buffer): void;
-  onEngineEnd(trailers: IncomingHeaders, raw: string[]): void;
+  /** `ended`: when the response ended, on performance.now()'s clock. */
+  onEngineEnd(trailers: IncomingHeaders, raw: string[], ended: number): void;
   /** `socket`: the connection it happened on (an error record's socket field; '' for none). */
   onEngineError(code: number, errno: string, message: string, socket: string): void;
   onEngineRetry(): void;
@@ -214,14 +217,15 @@ function deliver(
     const sink = requests.get(id);
     if (sink === undefined) return;
     const h = readHead(b, start);
-    sink.onEngineHead(h.status, h.reason, h.headers, h.raw);
+    const timings = end - h.end >= HEAD_STAMPS ? headTimings(b, h.end) : undefined;
+    sink.onEngineHead(h.status, h.reason, h.headers, h.raw, timings);
   } else if (kind === END) {
     const sink = requests.get(id);
     if (sink === undefined) return;
     const trailers: IncomingHeaders = {};
     const raw: string[] = [];
-    if (u16(b, start) > 0) readHeaders(b, start, trailers, raw);
-    sink.onEngineEnd(trailers, raw);
+    const after = u16(b, start) > 0 ? readHeaders(b, start, trailers, raw) : start + 2;
+    sink.onEngineEnd(trailers, raw, end - after >= END_STAMP ? endStamp(b, after) : 0);
   } else if (kind === ERROR) {
     const sink = requests.get(id);
     if (sink === undefined) return;

@@ -5,7 +5,8 @@ import type { AltSvcCache } from '../alt-svc.js';
 import { closeRequest, control, openRequest, routeRequest, type EngineKind } from '../../native/engine.js';
 import { engineError } from '../../native/error-codes.js';
 import type { RequestSink } from '../../native/events.js';
-import type { DispatchHandler, IncomingHeaders } from '../../core/types.js';
+import type { DispatchHandler, IncomingHeaders, RequestTimings } from '../../core/types.js';
+import type { LiveTimings } from '../../native/timings.js';
 import type { DiagnosticsRequest } from '../../core/diagnostics.js';
 import { kSoleReader, RequestController } from '../../handler/controller.js';
 import { EngineSocket } from './engine-socket.js';
@@ -40,6 +41,7 @@ export class EngineRequest extends RequestController implements RequestSink {
   #owner: RequestOwner;
   #rawHeaders: string[] | null = null;
   #rawTrailers: string[] | null = null;
+  #timings: LiveTimings | undefined = undefined;
   #drainWaiter: (() => void) | null = null;
   /** Set when diagnostics channels / NODE_DEBUG watch this request (core/diagnostics.ts). */
   trace: DiagnosticsRequest | null = null;
@@ -75,6 +77,11 @@ export class EngineRequest extends RequestController implements RequestSink {
 
   ownedBy(owner: RequestOwner): boolean {
     return this.#owner === owner;
+  }
+
+  /** When each phase ended (native/timings.ts); from the response head on. */
+  get timings(): RequestTimings | undefined {
+    return this.#timings;
   }
 
   get rawHeaders(): Buffer[] | null {
@@ -202,9 +209,11 @@ export class EngineRequest extends RequestController implements RequestSink {
     }
   }
 
-  onEngineHead(status: number, reason: string, headers: IncomingHeaders, raw: string[]): void {
+  onEngineHead(status: number, reason: string, headers: IncomingHeaders, raw: string[], timings: LiveTimings | undefined): void {
     if (this.done || !this.responseBegins()) return;
     this.#rawHeaders = raw;
+    // Each head's are the latest (a body held for a 100 was sent after the 1xx's head).
+    this.#timings = timings;
     if (this.trace !== null && status >= 200) this.trace.responseHeaders(status, reason, raw, headers);
     if (status >= 200) this.#owner.altSvc?.learn(headers['alt-svc']);
     this.call(() => this.handler.onResponseStart?.(this, status, headers, reason));
@@ -216,9 +225,10 @@ export class EngineRequest extends RequestController implements RequestSink {
     this.call(() => this.handler.onResponseData?.(this, chunk));
   }
 
-  onEngineEnd(trailers: IncomingHeaders, raw: string[]): void {
+  onEngineEnd(trailers: IncomingHeaders, raw: string[], ended: number): void {
     if (this.done) return;
     this.#rawTrailers = raw;
+    if (this.#timings !== undefined) this.#timings.end = ended;
     if (this.trace !== null) this.trace.trailers(raw);
     this.end(trailers);
   }
