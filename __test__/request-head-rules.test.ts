@@ -9,7 +9,8 @@ import { checkRequestLine, packRequest } from '../ts/core/request.js';
 import { requestBodyParts } from '../ts/core/request-body.js';
 import { createPool, forgetPool } from '../ts/native/engine.js';
 import type { DispatchOptions } from '../ts/core/types.js';
-import { countRequests, rawServer, readUntil } from './fixtures/servers.js';
+import { createServer } from 'node:http';
+import { countRequests, listen, rawServer, readUntil } from './fixtures/servers.js';
 import { ca, h2Server } from './fixtures/h2.js';
 import { useCleanup } from './fixtures/cleanup.js';
 
@@ -113,6 +114,22 @@ describe('the request head rules', () => {
     const res = await client.request({ path: '/a\x7fb?q=\x7f', method: 'GET' });
     expect(await res.body.text()).toBe('ok');
     expect(seen).toEqual(['GET /a\x7fb?q=\x7f HTTP/1.1']);
+  });
+
+  it('an upgrade value follows the header value rule, as in undici: obs-text and tab go out as bytes, CR is refused', async () => {
+    const server = createServer();
+    const seen: string[] = [];
+    server.on('upgrade', (req, socket) => {
+      seen.push(req.headers.upgrade!);
+      socket.end('HTTP/1.1 101 Switching Protocols\r\nUpgrade: foo\r\nConnection: upgrade\r\n\r\n');
+    });
+    const srv = cleanup.track(await listen(server));
+    const client = cleanup.track(new Client(srv.origin));
+    const { socket } = await client.upgrade({ path: '/', protocol: 'foo/1\u00e5\tbar' });
+    socket.destroy();
+    // node:http reads header bytes as latin1.
+    expect(seen).toEqual(['foo/1\u00e5\tbar']);
+    await expect(client.upgrade({ path: '/', protocol: 'foo\rbar' })).rejects.toThrow(new errors.InvalidArgumentError('invalid upgrade header'));
   });
 
   it('over HTTP/2 a path byte the h2 stack cannot carry as is goes out percent-encoded, not refused after dispatch', async () => {

@@ -3,7 +3,7 @@
 // packed into the form the engine takes (one head string, a buffered body or a stream, flags).
 import { RequestFlag } from '../native/events.js';
 import { InvalidArgumentError, RequestContentLengthMismatchError } from './errors.js';
-import { isToken, packHeaders, withQuery } from './headers.js';
+import { isHeaderValue, isToken, packHeaders, withQuery } from './headers.js';
 import type { RequestBodyParts, StreamBody } from './request-body.js';
 import type { DispatchHandler, DispatchOptions } from './types.js';
 
@@ -112,7 +112,9 @@ export function checkRequestLine(opts: DispatchOptions): void {
   if (!isToken(method)) throw new InvalidArgumentError('invalid request method');
   if (upgrade != null) {
     if (typeof upgrade !== 'string') throw new InvalidArgumentError('upgrade must be a string');
-    if (!/^[\x21-\x7e][\x20-\x7e]*$/.test(upgrade)) throw new InvalidArgumentError('invalid upgrade header');
+    // undici's rule for it is a header value's (obs-text, tab and spaces included); an empty one
+    // stays refused here (undici takes '' as no upgrade at all).
+    if (upgrade === '' || !isHeaderValue(upgrade)) throw new InvalidArgumentError('invalid upgrade header');
   }
 }
 
