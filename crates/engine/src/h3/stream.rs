@@ -20,6 +20,11 @@ use std::sync::{Arc, OnceLock};
 use std::task::Poll;
 use std::time::Duration;
 
+/// With the `test-hooks` feature only: a request for this path makes its stream task panic, so
+/// tests can show the panic fails that request and nothing else (`__test__/h3-panic.test.ts`).
+#[cfg(feature = "test-hooks")]
+const PANIC_TEST_PATH: &str = "/__ferro_test_panic__";
+
 /// How a stream ended, for its session.
 pub(crate) enum Outcome {
     Done,
@@ -64,6 +69,10 @@ impl Stream {
         head: http::Request<()>,
         head_method: bool,
     ) -> Outcome {
+        #[cfg(feature = "test-hooks")]
+        if head.uri().path() == PANIC_TEST_PATH {
+            panic!("ferro test hook: an HTTP/3 stream task panics");
+        }
         let ctl = self.ctl.clone();
         let opened = tokio::select! {
             biased;
@@ -103,7 +112,10 @@ impl Stream {
                     biased;
                     _ = aborted(&ctl) => break Err(None),
                     r = &mut sending, if !sent => match r {
-                        Ok(()) => sent = true,
+                        Ok(()) => {
+                            sent = true;
+                            ctl.timings.sent(crate::timings::now());
+                        }
                         Err(e) => break Err(e),
                     },
                     r = &mut receiving => break r.map_err(Some),
