@@ -14,6 +14,7 @@ import { Client, ProxyAgent, fetch, interceptors, request, type DispatchControll
 import { Cleanup } from './fixtures/cleanup.js';
 import { httpServer, listen } from './fixtures/servers.js';
 import { h2Server, ca } from './fixtures/h2.js';
+import { h3Server } from './fixtures/h3.js';
 import { fixtureCa, localhostPair, startProxy } from './fixtures/proxy.js';
 
 const cleanup = new Cleanup();
@@ -166,6 +167,22 @@ describe('timings on HTTP/2', () => {
     expect([second.t.dns, second.t.connect, second.t.tls]).toEqual([0, 0, 0]);
     expectOrdered(second.t, second.before, second.after);
     expect(srv.sessions.length).toBe(1);
+  });
+});
+
+describe('timings on HTTP/3', () => {
+  it('a fresh QUIC connection reports dns, then connect and tls together; a second stream none', async () => {
+    const server = cleanup.add(await h3Server());
+    const client = cleanup.add(new Client(server.origin, { connect: { ca }, allowH3: true, h3Options: { priorKnowledge: true } }));
+    const first = await timedRequest(client);
+    expect(first.t.dns).toBeGreaterThan(0);
+    expect(first.t.connect).toBeGreaterThan(first.t.dns);
+    expect(first.t.tls).toBe(first.t.connect);
+    expect(first.t.requestSent).toBeGreaterThan(0);
+    expectOrdered(first.t, first.before, first.after);
+    const second = await timedRequest(client);
+    expect([second.t.dns, second.t.connect, second.t.tls]).toEqual([0, 0, 0]);
+    expectOrdered(second.t, second.before, second.after);
   });
 });
 

@@ -7,6 +7,7 @@ use super::route::Plan;
 use super::runtime::EngineRuntime;
 use crate::error::ErrorCode;
 use crate::owner::ConnOwner;
+use crate::timings::ConnStamps;
 use crate::transport::Target;
 use quinn::{ClientConfig, Connection, Endpoint, EndpointConfig, TransportConfig, VarInt};
 use std::net::{IpAddr, SocketAddr, UdpSocket};
@@ -47,7 +48,8 @@ pub async fn attempt(owner: &dyn ConnOwner, conn_id: u64, h3: &H3Options) -> Att
         None => quic.await,
     };
     match result {
-        Ok((endpoint, conn)) => {
+        Ok((endpoint, conn, stamps)) => {
+            owner.stamped(conn_id, stamps);
             h3.route.works();
             let local = endpoint.local_addr().ok();
             let local_ip = conn.local_ip().or(local.map(|a| a.ip()));
@@ -73,16 +75,20 @@ pub async fn attempt(owner: &dyn ConnOwner, conn_id: u64, h3: &H3Options) -> Att
 }
 
 /// Resolves `host`, opens a UDP socket of the address's family and completes the QUIC handshake.
+/// The stamps (`timings`): `dns` once a name resolved; `connect` and `tls` both when the handshake
+/// finished (QUIC's connection and TLS handshakes are one).
 async fn handshake(
     h3: &H3Options,
     host: &str,
     port: u16,
-) -> Result<(Endpoint, Connection), Failure> {
+) -> Result<(Endpoint, Connection, ConnStamps), Failure> {
+    let mut stamps = ConnStamps::default();
     let bare = host.trim_start_matches('[').trim_end_matches(']');
     let ip = match bare.parse::<IpAddr>() {
         Ok(ip) => ip,
         Err(_) => {
             let resolved = crate::dns::resolver().resolve(bare, crate::dns::DEFAULT_TTL).await;
+            stamps.dns = crate::timings::now();
             match resolved.map(|a| a.first().copied()) {
                 Ok(Some(ip)) => ip,
                 Ok(None) => {
@@ -110,7 +116,11 @@ async fn handshake(
         .connect_with(client_config(h3), SocketAddr::new(ip, port), &h3.tls.server_name)
         .map_err(|e| Failure(ErrorCode::Connect, "", format!("QUIC: {e}")))?;
     match connecting.await {
-        Ok(conn) => Ok((endpoint, conn)),
+        Ok(conn) => {
+            stamps.connect = crate::timings::now();
+            stamps.tls = stamps.connect;
+            Ok((endpoint, conn, stamps))
+        }
         Err(e) => Err(match h3.tls.verify_failure() {
             // An untrusted certificate: Node's code, as over TCP.
             Some((errno, msg)) => Failure(ErrorCode::Connect, errno, msg),
