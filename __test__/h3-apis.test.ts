@@ -5,7 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import { Writable, Readable } from 'node:stream';
 import { pipeline as pipe } from 'node:stream/promises';
-import { Agent, Client, MockAgent, fetch, interceptors, type Dispatcher } from '../ts/index.js';
+import { Agent, Client, EnvHttpProxyAgent, MockAgent, fetch, interceptors, type Dispatcher } from '../ts/index.js';
 import { Cleanup } from './fixtures/cleanup.js';
 import { ca } from './fixtures/h2.js';
 import { h3Server } from './fixtures/h3.js';
@@ -75,6 +75,14 @@ describe('APIs over HTTP/3', () => {
     const real = await mock.request({ origin, path: '/echo', method: 'GET' });
     expect(real.headers['x-conn']).toBe('1');
     await real.body.dump();
+  });
+
+  it("EnvHttpProxyAgent's direct requests", async () => {
+    const { origin } = await setup();
+    const env = cleanup.add(new EnvHttpProxyAgent({ ...h3, noProxy: '*' }));
+    const res = await env.request({ origin, path: '/echo', method: 'GET' });
+    expect(res.headers['x-conn']).toBe('1');
+    await res.body.dump();
   });
 
   it('channels report h3 as the version', async () => {
