@@ -69,18 +69,15 @@ impl EventSink for Events {
         let mut batch = Batch::default();
         write(&mut batch);
         let Some(all) = &self.0 else { return false };
-        let (b, mut own, mut at) = (&batch.bytes, batch.own().iter(), 0);
-        while at + 9 <= b.len() {
-            let id = u32::from_le_bytes(b[at + 1..at + 5].try_into().unwrap());
-            let len = u32::from_le_bytes(b[at + 5..at + 9].try_into().unwrap()) as usize;
-            let (kind, payload) = match b[at] {
+        let mut own = batch.own().iter();
+        for f in events::frames(&batch.bytes) {
+            let (kind, payload) = match f.kind {
                 events::DATA_OWN => {
                     (events::DATA, own.next().expect("DATA_OWN has its bytes").to_vec())
                 }
-                k => (k, b[at + 9..at + 9 + len].to_vec()),
+                k => (k, f.payload.to_vec()),
             };
-            all.lock().push((kind, id, payload));
-            at += 9 + len;
+            all.lock().push((kind, f.id, payload));
         }
         false
     }
