@@ -86,6 +86,19 @@ describe('HTTP/3 with prior knowledge', () => {
     expect(stats.connections).toBe(1);
   });
 
+  it('a body nobody reads holds its stream only; it completes byte-exact once read', async () => {
+    const { client } = await h3Client({ h3Options: { initialMaxStreamData: 65536 } });
+    const held = await client.request({ path: '/big?3000000', method: 'GET' });
+    // The held body's window closes at 64 KiB; other streams on the connection go on.
+    for (let i = 0; i < 5; i++) {
+      const r = await client.request({ path: '/echo', method: 'GET' });
+      expect(r.headers['x-conn']).toBe('1');
+      await r.body.dump();
+    }
+    const body = Buffer.from(await held.body.arrayBuffer());
+    expect(body.equals(pattern(3_000_000))).toBe(true);
+  });
+
   it('delivers trailers', async () => {
     const { client } = await h3Client();
     const res = await client.request({ path: '/trailers', method: 'GET' });

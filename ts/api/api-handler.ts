@@ -16,7 +16,7 @@ import { deliverInfo, type InfoCallback } from './response-head.js';
  * a generic DOMException; the spec names RequestAbortedError for that case. A reason the user
  * chose (an Error, a TimeoutError from AbortSignal.timeout(), ...) is passed through as undici does.
  */
-export function abortReason(signal: AbortSignalLike): Error {
+function abortReason(signal: AbortSignalLike): Error {
   const reason = (signal as { reason?: unknown }).reason;
   if (reason == null) return new RequestAbortedError();
   if (reason instanceof DOMException && reason.name === 'AbortError') {
@@ -25,7 +25,7 @@ export function abortReason(signal: AbortSignalLike): Error {
   return reason as Error;
 }
 
-export function isEventTarget(signal: AbortSignalLike): signal is AbortSignal {
+function isEventTarget(signal: AbortSignalLike): signal is AbortSignal {
   return typeof (signal as AbortSignal).addEventListener === 'function';
 }
 

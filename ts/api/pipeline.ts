@@ -45,7 +45,7 @@ function destroyStream(stream: Readable | null, err: Error | null): void {
   stream.destroy(err ?? undefined);
 }
 
-export class PipelineDispatchHandler extends ApiHandler implements DispatchHandler {
+class PipelineDispatchHandler extends ApiHandler implements DispatchHandler {
   readonly handler: PipelineHandler<unknown>;
   readonly asyncResource = new AsyncResource('LIB_PIPELINE');
   /** The request body: fed by writes to `ret`. */

@@ -80,7 +80,7 @@ function checkRequestOptions(opts: RequestOptions<unknown>): void {
   }
 }
 
-export class RequestHandler extends ApiHandler implements DispatchHandler, BodyReadableOptions, UnconsumedWatcher {
+class RequestHandler extends ApiHandler implements DispatchHandler, BodyReadableOptions, UnconsumedWatcher {
   readonly method: string;
   /** For the NODE_DEBUG line of a body let go unread. */
   readonly path: string;

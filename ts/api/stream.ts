@@ -44,7 +44,7 @@ function needsDrain(res: Writable): boolean {
   return (res as { _writableState?: { needDrain?: boolean } })._writableState?.needDrain === true;
 }
 
-export class StreamHandler extends ApiHandler implements DispatchHandler {
+class StreamHandler extends ApiHandler implements DispatchHandler {
   readonly factory: StreamFactory<unknown>;
   /** Filled in place when the response ends; handed out with the result. */
   readonly trailers: Record<string, string> = {};

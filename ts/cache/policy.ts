@@ -11,7 +11,7 @@ export type CacheType = 'shared' | 'private';
 type Headers = Record<string, string | string[] | undefined>;
 
 // RFC 9110 §15.1: statuses a cache may give a heuristic freshness lifetime.
-export const HEURISTIC_STATUSES: ReadonlySet<number> = new Set([200, 203, 204, 206, 300, 301, 308, 404, 405, 410, 414, 501]);
+const HEURISTIC_STATUSES: ReadonlySet<number> = new Set([200, 203, 204, 206, 300, 301, 308, 404, 405, 410, 414, 501]);
 // Final statuses whose caching rules this cache implements (for must-understand).
 const UNDERSTOOD_STATUSES: ReadonlySet<number> = new Set([
   200, 203, 204, 300, 301, 302, 303, 307, 308, 400, 403, 404, 405, 410, 414, 500, 501, 502, 503, 504,
@@ -59,7 +59,7 @@ function single(value: string | string[] | undefined): string | undefined {
 }
 
 /** Freshness lifetime in seconds, or undefined when the response gives none (§4.2.1, §4.2.2). */
-export function freshnessLifetime(
+function freshnessLifetime(
   type: CacheType,
   statusCode: number,
   headers: Headers,
@@ -85,7 +85,7 @@ export function freshnessLifetime(
 }
 
 /** Current age of a just-received response in seconds (§4.2.3). */
-export function initialAge(headers: Headers, requestTime: number, responseTime: number): number {
+function initialAge(headers: Headers, requestTime: number, responseTime: number): number {
   const ageValue = Number(single(headers.age));
   const age = Number.isFinite(ageValue) && ageValue >= 0 ? ageValue : 0;
   const date = parseHttpDate(single(headers.date));

@@ -8,7 +8,7 @@ import type { CacheValue } from './cache-store.js';
 import type { RedisLink } from './redis-client.js';
 
 /** Bytes per list element. */
-export const CHUNK_SIZE = 64 * 1024;
+const CHUNK_SIZE = 64 * 1024;
 /** How long a replaced body stays readable for a get() that already picked it. */
 const REPLACED_BODY_GRACE_MS = 10_000;
 

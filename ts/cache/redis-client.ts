@@ -38,7 +38,7 @@ export function connectTo(url: string, commandTimeout: number): RedisClientLike 
   });
 }
 
-export class RedisUnavailableError extends Error {
+class RedisUnavailableError extends Error {
   constructor(message: string) {
     super(message);
     this.name = 'RedisUnavailableError';

@@ -9,7 +9,7 @@ import { isPublicSuffix } from './public-suffix.js';
 import type { StoredCookie } from './stored-cookie.js';
 
 // §5.5 / §5.6: no expiry further than 400 days ahead.
-export const MAX_LIFETIME_MS = 400 * 24 * 3600 * 1000;
+const MAX_LIFETIME_MS = 400 * 24 * 3600 * 1000;
 
 /** Name prefixes (§4.1.3), compared case-insensitively as the current draft asks. */
 function hasPrefix(text: string, prefix: string): boolean {

@@ -19,22 +19,22 @@ function fail(what: string): never {
   throw new InvalidArgumentError(`Invalid cookie ${what}`);
 }
 
-export function validateCookieName(name: string): void {
+function validateCookieName(name: string): void {
   if (!TOKEN.test(name)) fail('name');
 }
 
-export function validateCookieValue(value: string): void {
+function validateCookieValue(value: string): void {
   // Optionally wrapped in one pair of double quotes.
   const inner = value.startsWith('"') ? (value.length > 1 && value.endsWith('"') ? value.slice(1, -1) : fail('value')) : value;
   if (!COOKIE_OCTETS.test(inner)) fail('value');
 }
 
-export function validateCookiePath(path: string): void {
+function validateCookiePath(path: string): void {
   if (!PATH_VALUE.test(path)) fail('path');
 }
 
 /** RFC 1034's preferred name syntax; a single space is its name for the root. */
-export function validateCookieDomain(domain: string): void {
+function validateCookieDomain(domain: string): void {
   if (domain === ' ') return;
   if (domain.length > 255 || !domain.split('.').every((label) => LABEL.test(label))) fail('domain');
 }

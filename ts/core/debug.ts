@@ -22,7 +22,7 @@ export const libDebug = logger('lib');
 const lib = libDebug;
 const fetch = logger('fetch');
 /** WEBSOCKET lines (the WebSocket module prints its own through this; null when off). */
-export const websocketDebug = logger('websocket');
+const websocketDebug = logger('websocket');
 
 /** Request lines go to the flag of the API that made the request when that flag is on, else LIB. */
 function requestLog(request: DiagnosticsRequest): DebugLogger | null {

@@ -14,5 +14,3 @@ export interface AddEventListenerOptions extends EventListenerOptions {
 }
 
 export type EventListenerOrEventListenerObject = ((event: Event) => void) | { handleEvent(event: Event): void };
-
-export type BufferSource = ArrayBufferView | ArrayBuffer;

@@ -9,7 +9,7 @@ function asText(value: Buffer | string): string {
 }
 
 /** A header name as a lowercase string. */
-export function headerNameToString(value: string | Buffer): string {
+function headerNameToString(value: string | Buffer): string {
   return asText(value).toLowerCase();
 }
 
@@ -17,7 +17,7 @@ export function headerNameToString(value: string | Buffer): string {
  * Flat [name, value, name, value, …] raw headers as a record of lowercase names; a repeated name
  * collects its values in an array. Written into `obj` when given, which is returned.
  */
-export function parseHeaders(headers: RawValue[], obj: Record<string, string | string[]> = {}): Record<string, string | string[]> {
+function parseHeaders(headers: RawValue[], obj: Record<string, string | string[]> = {}): Record<string, string | string[]> {
   for (let i = 0; i < headers.length; i += 2) {
     const key = headerNameToString(headers[i] as Buffer | string);
     const raw = headers[i + 1]!;

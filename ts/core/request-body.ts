@@ -28,7 +28,7 @@ export function isEventStream(b: unknown): b is EventStream {
   );
 }
 
-export function isStreamBody(b: unknown): b is StreamBody {
+function isStreamBody(b: unknown): b is StreamBody {
   return (
     isEventStream(b) ||
     (typeof b === 'object' && b !== null &&

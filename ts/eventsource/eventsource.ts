@@ -20,7 +20,7 @@ const OPEN = 1;
 const CLOSED = 2;
 
 /** The reconnection time before a server sets one (Chrome's and undici's 3 s). */
-export const defaultReconnectionTime = 3000;
+const defaultReconnectionTime = 3000;
 // The longest delay setTimeout honours; longer ones fire after 1 ms.
 const MAX_TIMER_MS = 2 ** 31 - 1;
 

@@ -55,7 +55,7 @@ function canonical(digest: string): string {
 }
 
 /** Hashes a body as it arrives; `matches()` once it is whole. */
-export class IntegrityCheck {
+class IntegrityCheck {
   readonly #hash: Hash;
   readonly #digests: string[];
 

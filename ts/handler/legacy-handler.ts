@@ -5,12 +5,6 @@ import type { IncomingHttpHeaders } from 'node:http';
 import { RequestAbortedError } from '../core/errors.js';
 import type { DispatchController, DispatchHandler, IncomingHeaders } from '../core/types.js';
 
-/** A handler speaking only the legacy callbacks (spec: legacy handler mapping). */
-export type LegacyDispatchHandler = Pick<
-  DispatchHandler,
-  'onConnect' | 'onHeaders' | 'onData' | 'onComplete' | 'onError' | 'onUpgrade' | 'onBodySent'
->;
-
 /** Has none of the controller-based response callbacks but some legacy one. */
 export function isLegacyHandler(handler: DispatchHandler): boolean {
   return (
@@ -53,7 +47,7 @@ export function toRawHeaders(headers: IncomingHeaders | IncomingHttpHeaders | nu
   return raw;
 }
 
-export class LegacyHandlerAdapter implements DispatchHandler {
+class LegacyHandlerAdapter implements DispatchHandler {
   readonly #handler: DispatchHandler;
   #controller: DispatchController | null = null;
 

@@ -15,7 +15,7 @@ export function resolveBodyFactory(factory: BodyFactory): RequestBody {
 }
 
 /** Bytes, strings, arrays and factories can be sent any number of times. */
-export function isReplayable(body: unknown): boolean {
+function isReplayable(body: unknown): boolean {
   return (
     body == null ||
     typeof body === 'string' ||

@@ -76,7 +76,7 @@ export function resolveRetryOptions(opts: RetryOptions): ResolvedRetryOptions {
 }
 
 /** Retry-After as milliseconds from now: delay-seconds or an HTTP date; null when unusable. */
-export function retryAfterMs(value: string | string[] | undefined, now = Date.now()): number | null {
+function retryAfterMs(value: string | string[] | undefined, now = Date.now()): number | null {
   const text = Array.isArray(value) ? value[0] : value;
   if (text === undefined || text.trim() === '') return null;
   if (/^\s*\d+\s*$/.test(text)) return Number(text) * 1000;
@@ -85,14 +85,14 @@ export function retryAfterMs(value: string | string[] | undefined, now = Date.no
 }
 
 /** The wait before retry number `counter`: Retry-After when given, else exponential backoff. */
-export function retryDelay(counter: number, o: ResolvedRetryOptions, headers: IncomingHeaders | null | undefined): number {
+function retryDelay(counter: number, o: ResolvedRetryOptions, headers: IncomingHeaders | null | undefined): number {
   const after = o.retryAfter ? retryAfterMs(headers?.['retry-after']) : null;
   if (after !== null) return Math.min(after, o.maxTimeout);
   return Math.min(o.minTimeout * o.timeoutFactor ** (counter - 1), o.maxTimeout);
 }
 
 /** undici's policy: listed codes, methods and statuses only, up to maxRetries, then give up. */
-export function defaultRetry(err: Error, { state, opts }: RetryContext, callback: OnRetryCallback): ReturnType<typeof setTimeout> | undefined {
+function defaultRetry(err: Error, { state, opts }: RetryContext, callback: OnRetryCallback): ReturnType<typeof setTimeout> | undefined {
   // RetryHandler passes the options resolved; a policy calling this one may pass its own.
   const o = resolveRetryOptions(opts.retryOptions ?? {});
   const { code, statusCode, headers } = err as Error & { code?: string; statusCode?: number; headers?: IncomingHeaders };

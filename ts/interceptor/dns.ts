@@ -30,7 +30,7 @@ export interface DNSInterceptorRecord {
   port?: number;
 }
 
-export interface DNSFamilyRecords {
+interface DNSFamilyRecords {
   ips: DNSInterceptorRecord[];
   /** Round-robin position kept by the default pick. */
   offset?: number;
@@ -52,7 +52,7 @@ export interface DNSStorage {
   full(): boolean;
 }
 
-export interface DNSLookupOptions {
+interface DNSLookupOptions {
   affinity: 4 | 6 | null;
   dualStack: boolean;
   maxTTL: number;
@@ -61,13 +61,13 @@ export interface DNSLookupOptions {
   family: 0 | 4 | 6;
 }
 
-export type DNSLookup = (
+type DNSLookup = (
   origin: URL,
   options: DNSLookupOptions,
   callback: (err: NodeJS.ErrnoException | null, addresses: Iterable<DNSInterceptorRecord>) => void,
 ) => void;
 
-export type DNSPick = (origin: URL, records: DNSInterceptorOriginRecords, affinity: 4 | 6 | null) => DNSInterceptorRecord | null;
+type DNSPick = (origin: URL, records: DNSInterceptorOriginRecords, affinity: 4 | 6 | null) => DNSInterceptorRecord | null;
 
 // lookup and pick are declared as methods so that their parameters compare both ways: a function
 // typed as undici types it (`options: dns.LookupOptions`, `affinity: 4 | 6`) is accepted.

@@ -6,7 +6,7 @@ import { stripTrailingSlash, type MockRequestKey } from './mock-request.js';
 type MockDispatch = MockInterceptor.MockDispatch;
 type Matcher = string | RegExp | ((value: string) => boolean);
 
-export type MockField = 'path' | 'method' | 'body' | 'headers';
+type MockField = 'path' | 'method' | 'body' | 'headers';
 const FIELDS: readonly MockField[] = ['path', 'method', 'body', 'headers'];
 
 /** Interceptors registered for one origin matcher: still answering, and used up. */
@@ -42,7 +42,7 @@ function failingHeader(d: MockDispatch, key: MockRequestKey): [string, Matcher] 
   return undefined;
 }
 
-export function fieldMatches(d: MockDispatch, field: MockField, key: MockRequestKey): boolean {
+function fieldMatches(d: MockDispatch, field: MockField, key: MockRequestKey): boolean {
   switch (field) {
     case 'path': {
       const actual = pathFor(d, key);
@@ -60,7 +60,7 @@ export function fieldMatches(d: MockDispatch, field: MockField, key: MockRequest
   }
 }
 
-export function matches(d: MockDispatch, key: MockRequestKey): boolean {
+function matches(d: MockDispatch, key: MockRequestKey): boolean {
   return FIELDS.every((field) => fieldMatches(d, field, key));
 }
 

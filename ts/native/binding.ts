@@ -175,7 +175,7 @@ export interface NativeBinding {
 }
 
 /** What `boundaryCodes` returns: the numbers JS and the engine exchange. */
-export interface BoundaryCodes {
+interface BoundaryCodes {
   /** Event kinds (events.ts). */
   events: Record<string, number>;
   /** The framing of every batch (frames.ts): `HEADER`, a frame header's bytes. */

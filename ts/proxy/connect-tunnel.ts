@@ -12,7 +12,7 @@ import type { DispatchController, DispatchHandler } from '../core/types.js';
 import { hasSubscribers, publish } from '../core/diagnostics.js';
 
 /** What a CONNECT asks the proxy for; `proxy:connected` subscribers get it as `connectParams`. */
-export interface TunnelParams {
+interface TunnelParams {
   /** The proxy's origin. */
   origin: string;
   /** The proxy's port ('' for the protocol's default). */

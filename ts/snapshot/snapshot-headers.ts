@@ -6,7 +6,7 @@ import type { SnapshotHeaders } from './snapshot-format.js';
 export const SECRET_HEADERS: ReadonlySet<string> = new Set(['authorization', 'proxy-authorization', 'cookie', 'set-cookie']);
 
 /** What a masked value (or the masked part of one) reads as in the file. */
-export const REDACTED = '[REDACTED]';
+const REDACTED = '[REDACTED]';
 
 export interface HeaderPolicy {
   /** Lower-case names left out of snapshots entirely. */
@@ -25,7 +25,7 @@ function maskCookiePair(pair: string): string {
  * The value with its secret part masked. What is kept is what helps reading a fixture without
  * being a credential: the auth scheme, cookie names, and set-cookie attributes.
  */
-export function redactValue(lowerName: string, value: string): string {
+function redactValue(lowerName: string, value: string): string {
   if (lowerName === 'authorization' || lowerName === 'proxy-authorization') {
     const space = value.indexOf(' ');
     return space > 0 ? `${value.slice(0, space)} ${REDACTED}` : REDACTED;

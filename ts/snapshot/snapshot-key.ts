@@ -48,7 +48,7 @@ export function canonicalJson(value: unknown): string {
 }
 
 /** The stored body as normalizeBody receives it: text, bytes when not UTF-8, undefined when absent. */
-export function storedBodyValue(request: SnapshotRequest): string | Buffer | undefined {
+function storedBodyValue(request: SnapshotRequest): string | Buffer | undefined {
   if (request.body === undefined) return undefined;
   return request.bodyEncoding === 'base64' ? Buffer.from(request.body, 'base64') : request.body;
 }

@@ -46,7 +46,7 @@ function headerDifference(recorded: SnapshotKey['headers'], got: SnapshotKey['he
 }
 
 /** The first matched field, in request order, where `recorded` and `got` differ. */
-export function firstDifference(recorded: SnapshotKey, got: SnapshotKey): string | undefined {
+function firstDifference(recorded: SnapshotKey, got: SnapshotKey): string | undefined {
   if (recorded.method !== got.method) return `method: recorded ${show(recorded.method)}, request has ${show(got.method)}`;
   if (recorded.origin !== got.origin) return `origin: recorded ${show(recorded.origin)}, request has ${show(got.origin)}`;
   if (recorded.pathname !== got.pathname) {

@@ -55,14 +55,14 @@ export interface Handshake {
 }
 
 /** The server's 101 as undici's `websocket:open` diagnostics message shows it. */
-export interface HandshakeResponse {
+interface HandshakeResponse {
   status: number;
   statusText: string;
   /** Lower-case names; repeated fields joined with ', '. */
   headers: Record<string, string>;
 }
 
-export interface HandshakeResult {
+interface HandshakeResult {
   socket: Duplex;
   protocol: string;
   extensions: string;

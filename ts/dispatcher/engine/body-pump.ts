@@ -27,7 +27,7 @@ function noop(): void {}
 const macrotask = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
 /** A chunk as bytes; anything else fails with node's own TypeError (ERR_INVALID_ARG_TYPE), as in undici. */
-export function chunkBytes(chunk: unknown): Buffer {
+function chunkBytes(chunk: unknown): Buffer {
   if (typeof chunk === 'string') return Buffer.from(chunk);
   if (ArrayBuffer.isView(chunk)) return Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
   if (chunk instanceof ArrayBuffer) return Buffer.from(chunk);
