@@ -347,12 +347,14 @@ pub struct NativeEngineCounts {
 
 /// True in debug builds, whose engine has test-only hooks (a request for
 /// `/__ferro_test_panic__` panics its connection task): tests skip what needs them otherwise.
+#[cfg_attr(test, allow(dead_code))] // only JS calls it: no napi registration in test builds
 #[napi(catch_unwind)]
 pub fn test_hooks() -> bool {
     cfg!(debug_assertions)
 }
 
 /// The header names events send as an index (`header_names.rs`), in index order.
+#[cfg_attr(test, allow(dead_code))] // only JS calls it: no napi registration in test builds
 #[napi(catch_unwind)]
 pub fn known_header_names() -> Vec<&'static str> {
     ferro_engine::header_names::KNOWN.to_vec()
@@ -360,6 +362,7 @@ pub fn known_header_names() -> Vec<&'static str> {
 
 /// The engine's boundary codes (event kinds, error codes, request flags) by group and name, so a
 /// test can check the TypeScript constants against the one definition.
+#[cfg_attr(test, allow(dead_code))] // only JS calls it: no napi registration in test builds
 #[napi(catch_unwind)]
 pub fn boundary_codes() -> std::collections::HashMap<String, std::collections::HashMap<String, u32>>
 {

@@ -71,6 +71,7 @@ fn options(cfg: TlsConfig, host: &str) -> Result<(TlsOptions, String)> {
 /// Throws (`InvalidArg`, with the reason) when the engine's TLS cannot present this client
 /// certificate chain and key: rustls refuses some that OpenSSL takes (an X.509 v1 certificate, an
 /// RSA key under 2048 bits, P-521, Ed448 and DSA keys). JS then asks Node's TLS (tls-options.ts).
+#[cfg_attr(test, allow(dead_code))] // only JS calls it: no napi registration in test builds
 #[napi]
 pub fn check_client_cert(cert: String, key: String) -> Result<()> {
     let opts = TlsOptions {

@@ -5,7 +5,7 @@ use std::collections::VecDeque;
 use std::task::Waker;
 
 #[derive(Default)]
-pub struct Inbox {
+pub(crate) struct Inbox {
     pub chunks: VecDeque<Vec<u8>>,
     /// Bytes queued (for a reader that takes part of a chunk: bytes not yet read).
     pub bytes: usize,
@@ -15,7 +15,7 @@ pub struct Inbox {
 
 impl Inbox {
     /// Queues `chunk`. False once the queue reached `high_water`: JS should wait for a drain event.
-    pub fn push(&mut self, chunk: Vec<u8>, high_water: usize) -> bool {
+    pub(crate) fn push(&mut self, chunk: Vec<u8>, high_water: usize) -> bool {
         self.bytes += chunk.len();
         if !chunk.is_empty() {
             self.chunks.push_back(chunk);
@@ -29,7 +29,7 @@ impl Inbox {
 }
 
 /// Keeps `w` in `slot` unless the waker there already wakes the same task.
-pub fn store_waker(slot: &mut Option<Waker>, w: &Waker) {
+pub(crate) fn store_waker(slot: &mut Option<Waker>, w: &Waker) {
     match slot {
         Some(old) if old.will_wake(w) => {}
         _ => *slot = Some(w.clone()),

@@ -6,14 +6,14 @@ use flate2::{Decompress, FlushDecompress, Status};
 
 /// What one call to [`Codec::step`] did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Step {
+pub(crate) struct Step {
     pub consumed: usize,
     pub produced: usize,
 }
 
 /// zstd frames may ask for any window size; RFC 9659 §3 lets HTTP decoders refuse more than
 /// 8 MiB (2^23), which also bounds a hostile frame's memory.
-pub const ZSTD_WINDOW_LOG_MAX: u32 = 23;
+pub(crate) const ZSTD_WINDOW_LOG_MAX: u32 = 23;
 
 pub(super) enum Flate {
     /// `deflate` before its first byte: zlib-wrapped (RFC 9110) or raw (what some servers send).
@@ -39,7 +39,7 @@ fn looks_like_zlib(first: u8) -> bool {
 }
 
 impl Codec {
-    pub fn new(coding: Coding) -> Result<Codec, DecodeError> {
+    pub(crate) fn new(coding: Coding) -> Result<Codec, DecodeError> {
         Ok(match coding {
             Coding::Gzip => Codec::Flate { z: Flate::Gzip(Decompress::new_gzip(15)), ended: false },
             Coding::Deflate => Codec::Flate { z: Flate::Undecided, ended: false },
@@ -63,7 +63,7 @@ impl Codec {
 
     /// True once the stream is complete (the coding's own end marker was decoded) and nothing
     /// decoded is held back.
-    pub fn ended(&self) -> bool {
+    pub(crate) fn ended(&self) -> bool {
         match self {
             Codec::Flate { ended, .. } | Codec::Brotli { ended, .. } => *ended,
             // An empty zstd body is no frame at all: treat "nothing started" as complete too.
@@ -73,7 +73,7 @@ impl Codec {
 
     /// Decodes from `input` into `out`. Never consumes input it has not decoded into `out` or into
     /// its own bounded state (a window at most), so the caller's output limit holds.
-    pub fn step(
+    pub(crate) fn step(
         &mut self,
         coding: Coding,
         input: &[u8],

@@ -11,7 +11,6 @@ mod kind;
 mod tests;
 
 use codec::Codec;
-pub use codec::ZSTD_WINDOW_LOG_MAX;
 pub use kind::{Coding, DecodeError, ErrorKind};
 use std::sync::atomic::{AtomicUsize, Ordering};
 

@@ -7,4 +7,4 @@ mod happy;
 mod tests;
 
 pub use cache::{resolver, LookupError, Resolver, DEFAULT_TTL};
-pub use happy::{connect, interleave, DialError, CONNECTION_ATTEMPT_DELAY};
+pub use happy::{connect, interleave, DialError};

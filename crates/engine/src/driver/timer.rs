@@ -37,9 +37,6 @@ impl Timer {
     pub fn is_elapsed(&self) -> bool {
         self.sleep.is_elapsed()
     }
-    pub fn deadline(&self) -> Instant {
-        self.sleep.deadline()
-    }
 
     fn forget(&mut self) {
         if let Some((ctx, key)) = self.slot.take() {

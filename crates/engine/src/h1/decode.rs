@@ -143,11 +143,13 @@ impl ResponseDecoder {
     }
 
     /// True between messages: no head bytes seen, no 1xx delivered, no body in progress.
+    #[cfg(test)]
     pub fn is_idle(&self) -> bool {
         matches!(self.state, State::Head) && !self.head_partial && !self.informational
     }
 
     /// Responses still expected: pushed Expects whose End (or Upgrade) has not been returned.
+    #[cfg(test)]
     pub fn pending(&self) -> usize {
         self.expects.len()
     }

@@ -61,9 +61,11 @@ impl Setup {
     }
 }
 
-/// Records every event as (kind, id, payload), or keeps none (for measuring the session's own
-/// memory).
-struct Events(Option<Mutex<Vec<(u8, u32, Vec<u8>)>>>);
+/// One recorded event: (kind, id, payload).
+type Recorded = (u8, u32, Vec<u8>);
+
+/// Records every event, or keeps none (for measuring the session's own memory).
+struct Events(Option<Mutex<Vec<Recorded>>>);
 impl EventSink for Events {
     fn write(&self, write: &mut dyn FnMut(&mut Batch)) -> bool {
         let mut batch = Batch::default();
@@ -257,7 +259,7 @@ impl AsyncWrite for Socket {
 
 /// What one session left: its events (when recorded), the owner's calls, the ids still queued.
 struct Ran {
-    events: Vec<(u8, u32, Vec<u8>)>,
+    events: Vec<Recorded>,
     calls: [u32; 3],
     queued: Vec<u32>,
 }
@@ -285,13 +287,8 @@ fn session(setup: Setup, pieces: Vec<(Bytes, u32)>, record: bool) -> Ran {
                 resume_at_eof.push(ctl.clone());
             }
             let method = if i == 0 && setup.head_first { "HEAD" } else { "GET" };
-            let (body, expect) = match setup.body {
-                true => (
-                    Some(b"hello".to_vec()),
-                    setup.expect.then_some(flags::EXPECT_CONTINUE).unwrap_or(0),
-                ),
-                false => (None, 0),
-            };
+            let body = setup.body.then(|| b"hello".to_vec());
+            let expect = if setup.body && setup.expect { flags::EXPECT_CONTINUE } else { 0 };
             let head =
                 Head::parse(format!("{method}\0/{i}\0accept\0*/*\0").into_bytes()).unwrap();
             queue.push_back(Request {

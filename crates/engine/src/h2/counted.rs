@@ -14,7 +14,7 @@ pub(super) struct Counted<T> {
 }
 
 impl<T> Counted<T> {
-    pub fn new(io: T, signals: Arc<Signals>) -> Counted<T> {
+    pub(crate) fn new(io: T, signals: Arc<Signals>) -> Counted<T> {
         Counted { io, signals }
     }
 }

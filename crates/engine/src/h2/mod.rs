@@ -13,4 +13,3 @@ mod session_tests;
 mod stream;
 
 pub use options::H2Options;
-pub use session::GOAWAY_MESSAGE;

@@ -7,7 +7,7 @@ use bytes::{Bytes, BytesMut};
 use http::HeaderMap;
 
 /// The fields of `map` as a header block (names are already lower-case on h2).
-pub fn header_block(map: &HeaderMap) -> HeaderBlock {
+pub(crate) fn header_block(map: &HeaderMap) -> HeaderBlock {
     let mut block = BytesMut::with_capacity(map.len() * 32);
     let mut fields = Vec::with_capacity(map.len());
     for (name, value) in map {
@@ -22,7 +22,7 @@ pub fn header_block(map: &HeaderMap) -> HeaderBlock {
 }
 
 /// A response head: h2 has no reason phrase and no connection-level keep-alive fields.
-pub fn head(status: u16, headers: &HeaderMap) -> Head {
+pub(crate) fn head(status: u16, headers: &HeaderMap) -> Head {
     Head {
         status,
         version_minor: 1,
@@ -34,7 +34,7 @@ pub fn head(status: u16, headers: &HeaderMap) -> Head {
 }
 
 /// How an h2 failure reaches JS: error code and message (the h2 error code is named).
-pub fn describe(e: &::h2::Error) -> (ErrorCode, String) {
+pub(crate) fn describe(e: &::h2::Error) -> (ErrorCode, String) {
     if let Some(io) = e.get_io() {
         return (ErrorCode::Socket, format!("HTTP/2: {io}"));
     }
@@ -62,7 +62,7 @@ pub fn describe(e: &::h2::Error) -> (ErrorCode, String) {
 
 /// True when the server refused the stream before processing it (RFC 9113 §8.7): a GOAWAY whose
 /// last-stream-id is below it, or RST_STREAM(REFUSED_STREAM). Such a request may go elsewhere.
-pub fn unprocessed(e: &::h2::Error) -> bool {
+pub(crate) fn unprocessed(e: &::h2::Error) -> bool {
     e.is_remote() && (e.is_go_away() || e.reason() == Some(Reason::REFUSED_STREAM))
 }
 

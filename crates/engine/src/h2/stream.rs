@@ -177,8 +177,8 @@ impl Stream {
         if let Some(done) = self.poll_informational(cx) {
             return Poll::Ready(done);
         }
-        if let Err(e) = self.pump_body(cx) {
-            return Poll::Ready(e);
+        if let Some(done) = self.pump_body(cx) {
+            return Poll::Ready(done);
         }
         if let Some(fut) = self.response.as_mut() {
             match Pin::new(fut).poll(cx) {
@@ -302,14 +302,15 @@ impl Stream {
         }
     }
 
-    /// Moves request body bytes into the stream as the peer's window allows.
-    fn pump_body(&mut self, cx: &mut Context<'_>) -> Result<(), Outcome> {
+    /// Moves request body bytes into the stream as the peer's window allows; `Some` when the stream
+    /// ended (as in `poll_recv`).
+    fn pump_body(&mut self, cx: &mut Context<'_>) -> Option<Outcome> {
         if self.awaiting_continue {
-            return Ok(());
+            return None;
         }
         loop {
             let (chunks, finishing) = match &mut self.body {
-                Body::Done => return Ok(()),
+                Body::Done => return None,
                 Body::Sending { chunks, end } => (chunks, *end),
                 Body::Piped { chunks, remaining } => {
                     let taken = self.ctl.take_body();
@@ -317,12 +318,12 @@ impl Stream {
                         // The stream is reset (what DATA frames are queued may not go out first).
                         self.ctl.abort();
                         self.send.send_reset(Reason::CANCEL);
-                        return Err(self.settle());
+                        return Some(self.settle());
                     }
                     for c in taken.chunks {
                         if let Some(rem) = remaining {
                             if c.len() as u64 > *rem {
-                                return Err(self.length_mismatch());
+                                return Some(self.length_mismatch());
                             }
                             *rem -= c.len() as u64;
                         }
@@ -334,7 +335,7 @@ impl Stream {
                     }
                     if taken.ended {
                         if remaining.is_some_and(|r| r > 0) {
-                            return Err(self.length_mismatch());
+                            return Some(self.length_mismatch());
                         }
                         let chunks = std::mem::take(chunks);
                         self.body = Body::Sending { chunks, end: true };
@@ -348,19 +349,19 @@ impl Stream {
             let Some(front) = chunks.front_mut() else {
                 if finishing {
                     if let Err(e) = self.send.send_data(Bytes::new(), true) {
-                        return Err(self.failed(&e));
+                        return Some(self.failed(&e));
                     }
                     self.body = Body::Done;
                     self.ctl.timings.sent(crate::timings::now());
                 }
-                return Ok(());
+                return None;
             };
             self.send.reserve_capacity(front.len());
             match self.send.poll_capacity(cx) {
-                Poll::Pending => return Ok(()),
-                Poll::Ready(None) => return Ok(()), // the stream is closing; the response tells why
-                Poll::Ready(Some(Err(e))) => return Err(self.failed(&e)),
-                Poll::Ready(Some(Ok(0))) => return Ok(()),
+                Poll::Pending => return None,
+                Poll::Ready(None) => return None, // the stream is closing; the response tells why
+                Poll::Ready(Some(Err(e))) => return Some(self.failed(&e)),
+                Poll::Ready(Some(Ok(0))) => return None,
                 Poll::Ready(Some(Ok(n))) => {
                     let piece = if n >= front.len() {
                         chunks.pop_front().expect("front exists")
@@ -369,12 +370,12 @@ impl Stream {
                     };
                     let last = finishing && chunks.is_empty();
                     if let Err(e) = self.send.send_data(piece, last) {
-                        return Err(self.failed(&e));
+                        return Some(self.failed(&e));
                     }
                     if last {
                         self.body = Body::Done;
                         self.ctl.timings.sent(crate::timings::now());
-                        return Ok(());
+                        return None;
                     }
                 }
             }

@@ -21,7 +21,7 @@ mod unread;
 pub use error::ConnectError;
 use forward::forward_io;
 pub use plain::{Plain, Target};
-pub use tls::{TlsConfigError, TlsConnector, TlsOptions, TlsVersion};
+pub use tls::{TlsConnector, TlsOptions, TlsVersion};
 
 pub enum Transport {
     Tcp(TcpStream),

@@ -9,7 +9,7 @@ use crate::inbox::store_waker;
 use crate::registry::Shared;
 use crate::transport::error::ConnectError;
 use link::LOW_WATER;
-pub use link::{Attach, BridgeLink, HIGH_WATER};
+pub use link::{Attach, BridgeLink};
 use std::io;
 use std::pin::Pin;
 use std::sync::Arc;
