@@ -173,7 +173,8 @@ class StreamHandler extends ApiHandler implements DispatchHandler {
     // Reported before the abort below can turn it into a failure. A Writable that finished before
     // the response did was ended early by its owner: nothing more can be written to it.
     this.deliver(this.error);
-    this.abortRequest(new RequestAbortedError());
+    // Only when still running: the error's stack capture is most of a small response's cost.
+    if (!this.done) this.abortRequest(new RequestAbortedError());
   }
 
   deliver(err: Error | null): void {
