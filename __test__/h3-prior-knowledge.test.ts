@@ -99,6 +99,15 @@ describe('HTTP/3 with prior knowledge', () => {
     expect(body.equals(pattern(3_000_000))).toBe(true);
   });
 
+  it('delivers 1xx heads to onInfo before the response', async () => {
+    const { client } = await h3Client();
+    const infos: { statusCode: number; headers: Record<string, unknown> }[] = [];
+    const res = await client.request({ path: '/early', method: 'GET', onInfo: (i) => infos.push(i) });
+    expect(infos).toMatchObject([{ statusCode: 103, headers: { link: '</style.css>; rel=preload' } }]);
+    expect(res.statusCode).toBe(200);
+    expect(await res.body.text()).toBe('after hints');
+  });
+
   it('delivers trailers', async () => {
     const { client } = await h3Client();
     const res = await client.request({ path: '/trailers', method: 'GET' });

@@ -16,6 +16,7 @@
 //! - `/reset`: 200, 1000 bytes, then the stream is reset (H3_INTERNAL_ERROR).
 //! - `/hang`: 200, 1000 bytes, then nothing (the client must abort or time out).
 //! - `/goaway`: 200 `bye`, then the connection sends GOAWAY.
+//! - `/early`: a 103 (Early Hints, `link`), then 200 `after hints`.
 //! - `/status?N`: status N, empty body.
 //! - `/stats`: JSON `{ connections, maxOpen }` (connections accepted, most requests open at once
 //!   on one connection).
@@ -234,6 +235,12 @@ async fn handle(
             s.finish().await?;
             let _ = bye.send(());
             return Ok(());
+        }
+        "/early" => {
+            let hint = Response::builder().status(103).header("link", "</style.css>; rel=preload");
+            s.send_response(hint.body(()).unwrap()).await?;
+            s.send_response(head.body(()).unwrap()).await?;
+            s.send_data(Bytes::from_static(b"after hints")).await?;
         }
         "/status" => {
             let status = StatusCode::from_u16(query(&req) as u16).unwrap_or(StatusCode::OK);

@@ -148,12 +148,18 @@ impl Stream {
         head_method: bool,
         limits: Limits,
     ) -> Result<Option<http::HeaderMap>, Failure> {
-        let resp = within(limits.headers_timeout, Breach::HeadersTimeout, rx.recv_response())
-            .await?
-            .map_err(|e| self.describe(&e))?;
         let (id, shared) = (self.id, self.pool.shared());
-        let h = head(resp.status().as_u16(), resp.headers());
-        shared.emit(|w| w.head(id, &h, &self.ctl.timings));
+        // 1xx heads come first, each its own HEADERS frame (JS's onInfo); then the final one.
+        loop {
+            let resp = within(limits.headers_timeout, Breach::HeadersTimeout, rx.recv_response())
+                .await?
+                .map_err(|e| self.describe(&e))?;
+            let h = head(resp.status().as_u16(), resp.headers());
+            shared.emit(|w| w.head(id, &h, &self.ctl.timings));
+            if !resp.status().is_informational() {
+                break;
+            }
+        }
         if head_method {
             return Ok(None);
         }
