@@ -76,7 +76,7 @@ function parseAuthority(a: string): { host: string; port: number } | null {
 }
 
 /** What an engine pool takes: `maxAgeMs` 0 clears its entry. */
-export type AltSvcSink = (host: string, port: number, maxAgeMs: number) => void;
+type AltSvcSink = (host: string, port: number, maxAgeMs: number) => void;
 
 /** One dispatcher's Alt-Svc cache: it tells its engine pool what each HTTPS response advertised. */
 export class AltSvcCache {

@@ -20,7 +20,7 @@ export interface H3Options {
 }
 
 /** The pool configuration's HTTP/3 fields. */
-export type H3PoolConfig = Pick<
+type H3PoolConfig = Pick<
   PoolConfig,
   'allowH3' | 'h3PriorKnowledge' | 'h3MaxConcurrentStreams' | 'h3IdleTimeout' | 'h3InitialMaxData' | 'h3InitialMaxStreamData' | 'h3Race'
 >;
