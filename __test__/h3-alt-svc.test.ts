@@ -110,24 +110,27 @@ describe('Alt-Svc discovery', () => {
 });
 
 describe('fallback to TCP', () => {
+  // The race window: wide, so a loaded machine cannot blur "waited for it" and "did not".
+  const WINDOW = 600;
   for (const kind of ['black-holed', 'nothing listening'] as const) {
     it(`${kind}: the request goes over TCP within fallbackTimeout, later ones pay nothing`, async () => {
       const udp = kind === 'black-holed' ? await udpCounter() : { port: await deadPort(), packets: 0 };
       const tcp = await tcpOrigin(() => `h3="localhost:${udp.port}"`);
       // Each request on a fresh connection: the fallback decision is made per connection.
-      const client = h3Client(tcp.origin, { pipelining: 0, h3Options: { fallbackTimeout: 200 } });
+      const client = h3Client(tcp.origin, { pipelining: 0, h3Options: { fallbackTimeout: WINDOW } });
       await (await client.request({ path: '/', method: 'GET' })).body.text();
       const started = performance.now();
       const second = await client.request({ path: '/', method: 'GET' });
       const took = performance.now() - started;
       expect(await second.body.text()).toBe('tcp');
-      expect(took).toBeGreaterThanOrEqual(190);
-      expect(took).toBeLessThan(200 + 500);
+      expect(took).toBeGreaterThanOrEqual(WINDOW - 10);
+      expect(took).toBeLessThan(WINDOW + 1000);
       if (kind === 'black-holed') expect(udp.packets).toBeGreaterThan(0);
       const before = udp.packets;
       const t3 = performance.now();
       await (await client.request({ path: '/', method: 'GET' })).body.text();
-      expect(performance.now() - t3).toBeLessThan(190);
+      // No QUIC wait: well under the window (a TCP + TLS connection on loopback).
+      expect(performance.now() - t3).toBeLessThan(WINDOW - 10);
       expect(udp.packets).toBe(before);
       expect(tcp.requests).toBe(3);
     });
