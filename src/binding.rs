@@ -151,6 +151,14 @@ impl NativeEngine {
         }
     }
 
+    /// `pool.flush()` then `tick()` in one call: a serial exchange on an inline engine crosses
+    /// into native code once less.
+    #[napi(catch_unwind)]
+    pub fn flush_tick(&self, pool: &NativePool) {
+        pool.pool.flush();
+        self.tick();
+    }
+
     #[napi(catch_unwind)]
     pub fn create_pool(&mut self, cfg: PoolConfig) -> Result<NativePool> {
         let h3 = match (&cfg.tls, cfg.allow_h3) {

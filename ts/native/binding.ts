@@ -141,6 +141,8 @@ export interface NativeDecoder {
   end(): void;
   /** Decodes into `out` (at most 64 KiB); 0: nothing until more input (after `end`: complete). */
   readInto(out: Buffer): number;
+  /** `pool.flush()` then `tick()`, in one crossing. */
+  flushTick(pool: NativePool): void;
   /** Frees the state of a decoder whose body was abandoned (done already after the end or an error). */
   release(): void;
 }

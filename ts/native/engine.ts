@@ -117,13 +117,17 @@ let flushQueued = false;
 function flushAll(): void {
   flushQueued = false;
   forgetObservation();
-  let tick = false;
+  // The last inline pool is flushed by the tick's own call (one crossing less per serial exchange).
+  let last: NativePool | null = null;
   for (const pool of toFlush) {
-    pool.flush();
-    tick ||= inlinePools.has(pool);
+    if (!inlinePools.has(pool)) pool.flush();
+    else {
+      last?.flush();
+      last = pool;
+    }
   }
   toFlush.length = 0;
-  if (tick) engines.get('inline')?.native.tick();
+  if (last !== null) engines.get('inline')?.native.flushTick(last);
 }
 
 export function scheduleFlush(pool: NativePool): void {
