@@ -13,7 +13,7 @@ use tokio::net::TcpStream;
 use tokio::task::JoinSet;
 
 /// RFC 8305 §5 recommends 250 ms.
-pub const CONNECTION_ATTEMPT_DELAY: Duration = Duration::from_millis(250);
+const CONNECTION_ATTEMPT_DELAY: Duration = Duration::from_millis(250);
 
 /// Orders addresses for attempts: alternate families, starting with the family of the first one
 /// (the system resolver's preference, RFC 6724), each family keeping its own order.
