@@ -196,11 +196,21 @@ pub struct Writer<'a> {
     out: &'a mut Vec<u8>,
     own: &'a mut Vec<Bytes>,
     own_len: &'a mut usize,
+    /// The timing stamp of the events this writer writes (0 until the first needs it): heads and
+    /// ends decoded from one read arrived together, and a clock read is not free.
+    now: u64,
 }
 
 impl<'a> Writer<'a> {
     pub fn new(batch: &'a mut Batch) -> Self {
-        Writer { out: &mut batch.bytes, own: &mut batch.own, own_len: &mut batch.own_len }
+        Writer { out: &mut batch.bytes, own: &mut batch.own, own_len: &mut batch.own_len, now: 0 }
+    }
+
+    fn now(&mut self) -> u64 {
+        if self.now == 0 {
+            self.now = timings::now();
+        }
+        self.now
     }
 
     fn begin(&mut self, kind: u8, id: u32, reserve: usize) -> usize {
@@ -251,7 +261,8 @@ impl<'a> Writer<'a> {
     pub fn head(&mut self, id: u32, head: &Head, stamps: &Stamps) {
         let at = self.begin(HEAD, id, head.headers.block.len() + 8 * head.headers.len() + 64);
         self.head_fields(head);
-        for t in stamps.at_head(timings::now()) {
+        let now = self.now();
+        for t in stamps.at_head(now) {
             self.out.extend_from_slice(&t.to_le_bytes());
         }
         self.finish(at);
@@ -286,7 +297,8 @@ impl<'a> Writer<'a> {
             Some(t) => self.header_list(t.iter(), t.len()),
             None => self.out.extend_from_slice(&0u16.to_le_bytes()),
         }
-        self.out.extend_from_slice(&timings::ms(timings::now()).to_le_bytes());
+        let now = self.now();
+        self.out.extend_from_slice(&timings::ms(now).to_le_bytes());
         self.finish(at);
     }
 
