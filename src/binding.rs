@@ -353,12 +353,13 @@ pub struct NativeEngineCounts {
     pub connections: u32,
 }
 
-/// True in debug builds, whose engine has test-only hooks (a request for
-/// `/__ferro_test_panic__` panics its connection task): tests skip what needs them otherwise.
+/// True when built with the `test-hooks` feature (`npm run build:native:dev`), whose engine has
+/// test-only hooks (a request for `/__ferro_test_panic__` panics its connection task): tests skip
+/// what needs them otherwise.
 #[cfg_attr(test, allow(dead_code))] // only JS calls it: no napi registration in test builds
 #[napi(catch_unwind)]
 pub fn test_hooks() -> bool {
-    cfg!(debug_assertions)
+    cfg!(feature = "test-hooks")
 }
 
 /// The header names events send as an index (`header_names.rs`), in index order.
@@ -444,16 +445,7 @@ impl NativePool {
         };
         Ok(self
             .pool
-            .dispatch(
-                id,
-                head,
-                body,
-                flags,
-                stream_length,
-                ms(headers_timeout),
-                ms(body_timeout),
-                false,
-            )
+            .dispatch(id, head, body, flags, stream_length, ms(headers_timeout), ms(body_timeout))
             .is_ok())
     }
 

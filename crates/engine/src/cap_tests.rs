@@ -42,7 +42,6 @@ fn pool(cap: &Arc<ConnCap>, ids: std::ops::RangeInclusive<u32>) -> Arc<Pool> {
             StreamLength::Chunked,
             None,
             None,
-            false,
         )
         .unwrap();
     }

@@ -1,6 +1,7 @@
 //! Error kinds the engine reports; each maps to one typed error class in `ts/core/errors.ts`.
 use crate::codes::code_enum;
 use crate::h1::DecodeError;
+use crate::request::Breach;
 
 code_enum! {
     #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -46,6 +47,17 @@ impl ErrorCode {
             DecodeError::HeadersOverflow => ErrorCode::HeadersOverflow,
             DecodeError::ContentLengthMismatch { .. } => ErrorCode::ContentLengthMismatch,
             DecodeError::Closed => ErrorCode::Socket,
+        }
+    }
+}
+
+impl From<Breach> for ErrorCode {
+    fn from(b: Breach) -> ErrorCode {
+        match b {
+            Breach::HeadersTimeout => ErrorCode::HeadersTimeout,
+            Breach::BodyTimeout => ErrorCode::BodyTimeout,
+            Breach::ResponseTooLarge => ErrorCode::ResponseTooLarge,
+            Breach::LengthMismatch => ErrorCode::RequestContentLengthMismatch,
         }
     }
 }

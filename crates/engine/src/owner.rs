@@ -20,6 +20,16 @@ pub(crate) trait Taker {
     fn submit(&mut self, req: Request);
 }
 
+/// Why a connection hands a request back to the queue (`ConnOwner::requeue`): each reason has its
+/// own cap on how often one request may come back.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Resend {
+    /// Its connection failed before any byte of its response came (`conn::pipeline::settle`).
+    Lost,
+    /// The server did not process it (HTTP/2: above a GOAWAY's last stream, REFUSED_STREAM).
+    Refused,
+}
+
 pub(crate) trait ConnOwner: Send + Sync + 'static {
     /// The pool's id, for events about it.
     fn id(&self) -> u32;
@@ -31,8 +41,10 @@ pub(crate) trait ConnOwner: Send + Sync + 'static {
     /// waiting connection is woken for it. Nothing is handed out once the pool is destroyed.
     fn take(&self, conn: u64, waker: &Waker, taker: &mut dyn Taker);
     /// Puts requests a connection could not finish back at the front of the queue, in order,
-    /// counting one more retry for each. The caller reports its end (or calls `kick`) next.
-    fn requeue(&self, reqs: Vec<Request>);
+    /// counting one more retry for each and telling JS (RETRY) — those `why`'s cap still allows:
+    /// the others are returned, for the caller to fail. The caller reports its end (or calls
+    /// `kick`) next.
+    fn requeue(&self, reqs: Vec<Request>, why: Resend) -> Vec<Request>;
     /// Gets queued work moving (wakes a waiting connection or opens one).
     fn kick(&self);
     /// No more work will come: the pool is destroyed, or closing with nothing queued.

@@ -5,9 +5,9 @@ use crate::cap::CapMember;
 use crate::conn;
 use crate::error::ErrorCode;
 use crate::events::{self, Writer};
-use crate::owner::{ConnOwner, Taker};
+use crate::owner::{ConnOwner, Resend, Taker};
 use crate::registry::Shared;
-use crate::request::{Head, Request, StreamLength};
+use crate::request::{Head, Limits, Request, StreamLength};
 use crate::timings::ConnStamps;
 use parking_lot::Mutex;
 use std::collections::{HashMap, HashSet, VecDeque};
@@ -26,6 +26,23 @@ pub struct PoolStats {
     pub free: usize,
     /// Requests not yet taken by a connection.
     pub queued: usize,
+}
+
+/// How often one request may go back to the queue (`requeue`) after connections failed under it
+/// before any byte of its response came (a reused socket found dead, a pipeline behind a failure).
+const MAX_RESENDS_LOST: u8 = 3;
+/// How often one request may go back to the queue after servers refused it unprocessed (RFC 9113
+/// §8.7: a client SHOULD NOT retry a request more than once; undici's budget).
+const MAX_RESENDS_REFUSED: u8 = 1;
+
+impl Resend {
+    /// The retry caps: how often one request may come back to the queue for this reason.
+    pub(crate) fn cap(self) -> u8 {
+        match self {
+            Resend::Lost => MAX_RESENDS_LOST,
+            Resend::Refused => MAX_RESENDS_REFUSED,
+        }
+    }
 }
 
 #[derive(Debug)]
@@ -111,8 +128,8 @@ impl Pool {
         })
     }
 
-    /// Queues a request (called on the JS thread). With `wake`, also gets it moving at once;
-    /// without, the caller batches: it queues every request of a JS tick, then calls `flush` once.
+    /// Queues a request (called on the JS thread). The caller batches: it queues every request of
+    /// a JS tick, then calls `flush` once.
     #[allow(clippy::too_many_arguments)]
     pub fn dispatch(
         self: &Arc<Self>,
@@ -123,7 +140,6 @@ impl Pool {
         stream_length: StreamLength,
         headers_timeout: Option<Duration>,
         body_timeout: Option<Duration>,
-        wake: bool,
     ) -> Result<(), DispatchError> {
         let ctl = self.shared.register(id);
         ctl.timings.queued();
@@ -133,8 +149,11 @@ impl Pool {
             body,
             stream_length,
             flags,
-            headers_timeout,
-            body_timeout,
+            limits: Limits {
+                headers_timeout,
+                body_timeout,
+                max_response_size: self.opts.max_response_size,
+            },
             ctl,
             retries: 0,
         };
@@ -145,9 +164,6 @@ impl Pool {
             return Err(DispatchError::Destroyed);
         }
         st.queue.push_back(req);
-        if wake {
-            self.kick_locked(st);
-        }
         Ok(())
     }
 
@@ -431,12 +447,23 @@ impl ConnOwner for Pool {
         }
     }
 
-    fn requeue(&self, reqs: Vec<Request>) {
-        let mut st = self.state.lock();
-        for mut r in reqs.into_iter().rev() {
-            r.retries += 1;
-            st.queue.push_front(r);
+    fn requeue(&self, reqs: Vec<Request>, why: Resend) -> Vec<Request> {
+        let (again, over): (Vec<Request>, Vec<Request>) =
+            reqs.into_iter().partition(|r| r.retries < why.cap());
+        if !again.is_empty() {
+            // Before they are queued: another connection may take them at once.
+            self.shared.emit(|w| {
+                for r in &again {
+                    w.empty(events::RETRY, r.id);
+                }
+            });
+            let mut st = self.state.lock();
+            for mut r in again.into_iter().rev() {
+                r.retries += 1;
+                st.queue.push_front(r);
+            }
         }
+        over
     }
 
     fn kick(&self) {
@@ -649,8 +676,7 @@ mod tests {
     }
 
     fn queue(p: &Arc<Pool>, id: u32, f: u32) {
-        p.dispatch(id, "GET\0/\0".into(), None, f, StreamLength::Chunked, None, None, false)
-            .unwrap();
+        p.dispatch(id, "GET\0/\0".into(), None, f, StreamLength::Chunked, None, None).unwrap();
     }
 
     fn take(
@@ -699,8 +725,23 @@ mod tests {
         assert!(p.state.lock().waiting.is_empty());
         assert_eq!(take(&p, 7, &w, 8, |_| true), Vec::<u32>::new());
         assert_eq!(p.state.lock().waiting.iter().filter(|(id, _)| *id == 7).count(), 1);
-        p.dispatch(3, "GET\0/\0".into(), None, 0, StreamLength::Chunked, None, None, true).unwrap();
+        p.dispatch(3, "GET\0/\0".into(), None, 0, StreamLength::Chunked, None, None).unwrap();
+        p.kick();
         assert_eq!(w.0.load(Ordering::SeqCst), 1, "new work wakes the parked connection");
+    }
+
+    /// A request a connection hands back, re-sent `retries` times so far.
+    fn back(id: u32, retries: u8) -> Request {
+        Request {
+            id,
+            head: "GET\0/".into(),
+            body: None,
+            stream_length: StreamLength::Chunked,
+            flags: flags::IDEMPOTENT,
+            limits: Limits::default(),
+            ctl: Arc::default(),
+            retries,
+        }
     }
 
     #[tokio::test]
@@ -711,21 +752,22 @@ mod tests {
         }
         let w = Arc::new(Wakes::default());
         assert_eq!(take(&p, 1, &w, 2, |_| true), vec![1, 2]);
-        let back = |id| Request {
-            id,
-            head: "GET\0/".into(),
-            body: None,
-            stream_length: StreamLength::Chunked,
-            flags: flags::IDEMPOTENT,
-            headers_timeout: None,
-            body_timeout: None,
-            ctl: p.shared.ctl(id).unwrap(),
-            retries: 0,
-        };
-        p.requeue(vec![back(1), back(2)]);
+        assert!(p.requeue(vec![back(1, 0), back(2, 0)], Resend::Lost).is_empty());
         let st = p.state.lock();
         let q: Vec<(u32, u8)> = st.queue.iter().map(|r| (r.id, r.retries)).collect();
         assert_eq!(q, vec![(1, 1), (2, 1), (3, 0)]);
+    }
+
+    #[tokio::test]
+    async fn requeue_hands_back_what_its_reason_allows_no_more() {
+        let p = pool();
+        let ids = |reqs: Vec<Request>| reqs.iter().map(|r| r.id).collect::<Vec<_>>();
+        let over = p.requeue(vec![back(1, 0), back(2, MAX_RESENDS_REFUSED)], Resend::Refused);
+        assert_eq!(ids(over), vec![2], "refused once already");
+        let over = p.requeue(vec![back(3, 2), back(4, MAX_RESENDS_LOST)], Resend::Lost);
+        assert_eq!(ids(over), vec![4], "lost three times already");
+        let q: Vec<(u32, u8)> = p.state.lock().queue.iter().map(|r| (r.id, r.retries)).collect();
+        assert_eq!(q, vec![(3, 3), (1, 1)]);
     }
 
     #[tokio::test]

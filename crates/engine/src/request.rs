@@ -47,8 +47,7 @@ pub struct Request {
     /// For STREAM_BODY requests: Content-Length when known, chunked otherwise.
     pub stream_length: StreamLength,
     pub flags: u32,
-    pub headers_timeout: Option<Duration>,
-    pub body_timeout: Option<Duration>,
+    pub limits: Limits,
     pub ctl: Arc<ReqCtl>,
     /// How many times the request went back to the queue after its connection failed.
     pub retries: u8,
@@ -57,6 +56,50 @@ pub struct Request {
 impl Request {
     pub fn has(&self, flag: u32) -> bool {
         self.flags & flag != 0
+    }
+}
+
+/// The limits a request runs under, the same on every protocol: breaking one fails the request
+/// with its `Breach`, whichever session carries it.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Limits {
+    /// From when the request was all sent until its response head (`headersTimeout`).
+    pub headers_timeout: Option<Duration>,
+    /// Between two pieces of the response body (`bodyTimeout`).
+    pub body_timeout: Option<Duration>,
+    /// Most response body bytes (`maxResponseSize`).
+    pub max_response_size: Option<u64>,
+}
+
+impl Limits {
+    /// The response body has reached `received` bytes.
+    pub fn check_received(&self, received: u64) -> Result<(), Breach> {
+        match self.max_response_size {
+            Some(max) if received > max => Err(Breach::ResponseTooLarge),
+            _ => Ok(()),
+        }
+    }
+}
+
+/// A limit a request broke; `ErrorCode::from(breach)` is its error class.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Breach {
+    HeadersTimeout,
+    BodyTimeout,
+    ResponseTooLarge,
+    /// A streamed body's size differs from the Content-Length it declared.
+    LengthMismatch,
+}
+
+impl Breach {
+    /// undici's message for it, word for word.
+    pub fn message(self) -> &'static str {
+        match self {
+            Breach::HeadersTimeout => "Headers Timeout Error",
+            Breach::BodyTimeout => "Body Timeout Error",
+            Breach::ResponseTooLarge => "Response content exceeded max size",
+            Breach::LengthMismatch => "Request body length does not match content-length header",
+        }
     }
 }
 

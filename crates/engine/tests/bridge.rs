@@ -138,9 +138,9 @@ fn get(pool: &Arc<ferro_engine::Pool>, id: u32) {
         StreamLength::Chunked,
         None,
         None,
-        true,
     )
     .unwrap();
+    pool.flush();
 }
 
 fn bridge_id(events: &[Event]) -> u32 {
@@ -291,9 +291,9 @@ fn reports_connecting_connected_version_and_sent_for_observed_requests() {
         StreamLength::Chunked,
         None,
         None,
-        true,
     )
     .unwrap();
+    pool.flush();
     let evs = sink.until(|e| e.kind == events::BRIDGE_OPEN);
     assert_eq!(
         evs.iter().map(|e| (e.kind, e.id)).collect::<Vec<_>>(),

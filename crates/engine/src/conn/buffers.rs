@@ -10,7 +10,7 @@ const READ_CHUNK: usize = 64 * 1024;
 /// Most bytes one `read` takes before the decoder gets them (other connections get a turn).
 const MAX_BURST: usize = 1024 * 1024;
 
-pub(super) struct Buffers {
+pub(crate) struct Buffers {
     /// Read from the socket, not yet decoded.
     pub rbuf: BytesMut,
     /// Encoded for the socket; `wbuf[wpos..]` is still to go out.

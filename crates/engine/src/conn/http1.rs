@@ -1,12 +1,12 @@
-//! The HTTP/1.1 session of a connection: drives the sans-IO codec (`crate::h1`) over a
-//! transport, with the pipeline (`dispatch.rs`), backpressure (pause stops reading), timeouts and
-//! keep-alive. Reads, writes, control flags and timers are all handled in one hand-written `poll`,
-//! so a connection is a single task and a single wake-up serves everything that became ready;
-//! after an upgrade the same task runs the tunnel (`tunnel.rs`).
+//! The HTTP/1.1 session of a connection (`run`, see `session.rs`): drives the sans-IO codec
+//! (`crate::h1`) over a transport, with the pipeline (`pipeline.rs`), backpressure (pause stops
+//! reading), timeouts and keep-alive. Reads, writes, control flags and timers are all handled in
+//! one hand-written `poll`, so a connection is a single task and a single wake-up serves
+//! everything that became ready. An upgrade ends the session with the socket handed over
+//! (`End::Upgraded`).
 use super::buffers::Buffers;
 use super::pipeline::{self, Pipeline, Settled};
-use super::session::{End, BUDGET};
-use super::tunnel::Tunnel;
+use super::session::{fail_lost, End, Upgraded, BUDGET, LOST};
 use crate::driver::Timer;
 use crate::error::ErrorCode;
 use crate::events::{self, Writer};
@@ -14,10 +14,11 @@ use crate::h1::{
     encode::encode_chunk, encode::LAST_CHUNK, encode_request_head, BodyFraming, Decoded, Expect,
     ResponseDecoder,
 };
-use crate::owner::{ConnOwner, Taker};
+use crate::owner::{ConnOwner, Resend, Taker};
 use crate::registry::{EventSink, Shared};
-use crate::request::{flags, ReqCtl, Request, StreamLength, PIPE_HIGH_WATER};
+use crate::request::{flags, Breach, ReqCtl, Request, StreamLength, PIPE_HIGH_WATER};
 use crate::transport::Transport;
+use std::future::poll_fn;
 use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Duration;
@@ -29,10 +30,11 @@ mod tests;
 #[path = "http1_timeouts.rs"]
 mod timeouts;
 
-/// Debug builds only: a request for this path makes its connection task panic when the response
-/// head arrives, so tests can show a panic fails that connection's requests and nothing else.
-#[cfg(debug_assertions)]
-pub const PANIC_TEST_PATH: &str = "/__ferro_test_panic__";
+/// With the `test-hooks` feature only: a request for this path makes its connection task panic
+/// when the response head arrives, so tests can show a panic fails that connection's requests and
+/// nothing else (`__test__/engine-panic.test.ts`).
+#[cfg(feature = "test-hooks")]
+const PANIC_TEST_PATH: &str = "/__ferro_test_panic__";
 
 pub(super) struct Http1 {
     pool: Arc<dyn ConnOwner>,
@@ -51,9 +53,10 @@ pub(super) struct Http1 {
     armed: Instant,
     /// When the front request was fully written, or its last body chunk arrived, or idle began.
     mark: Instant,
-    tunnel: Option<Tunnel>,
+    /// A 101 or CONNECT 2xx came for this request: the socket is its now (`run` hands it over).
+    upgraded: Option<(u32, Arc<ReqCtl>)>,
     addrs: String,
-    /// The pool has been told this connection left (finish, or detached as a tunnel).
+    /// The pool has been told this connection left (`finish`).
     left_pool: bool,
     /// A streamed body's source failed (`ReqCtl::fail_body`): once what it gave is written, its
     /// request is aborted.
@@ -86,7 +89,7 @@ impl Http1 {
             timer: Timer::at(armed),
             armed,
             mark: Instant::now(),
-            tunnel: None,
+            upgraded: None,
             addrs,
             left_pool: false,
             abort_when_written: None,
@@ -96,9 +99,6 @@ impl Http1 {
 
     pub(super) fn poll(&mut self, cx: &mut Context<'_>) -> Poll<End> {
         for _ in 0..BUDGET {
-            if let Some(t) = self.tunnel.as_mut() {
-                return t.poll(&mut self.io, &mut self.bufs, &self.shared, &*self.sink, cx);
-            }
             if let Some(end) = self.check_control() {
                 return Poll::Ready(end);
             }
@@ -142,12 +142,9 @@ impl Http1 {
                     Err(end) => return Poll::Ready(end),
                 }
             }
-            if self.tunnel.is_some() {
-                // Just upgraded: the socket now belongs to the user, not the pool (as in undici),
-                // so its slot frees up for new connections; the tunnel loop takes over.
-                self.pool.detached(self.id);
-                self.left_pool = true;
-                continue;
+            if self.upgraded.is_some() {
+                // `run` hands the socket over (the End's words are never heard).
+                return Poll::Ready(End::Clean("upgraded"));
             }
             if self.pipe.inflight.is_empty() && self.bufs.wbuf.is_empty() {
                 if self.pool.finished() {
@@ -404,7 +401,7 @@ impl Http1 {
             let id = front.req.id;
             match item {
                 Decoded::Head(head) => {
-                    #[cfg(debug_assertions)]
+                    #[cfg(feature = "test-hooks")]
                     if front.req.head.path() == PANIC_TEST_PATH.as_bytes() {
                         panic!("ferro test hook: a connection task panics");
                     }
@@ -425,15 +422,7 @@ impl Http1 {
                 }
                 Decoded::Data(chunk) => {
                     front.body_bytes += chunk.len() as u64;
-                    if let Some(max) = self.pool.opts().max_response_size {
-                        if front.body_bytes > max {
-                            return Err(End::Failed {
-                                code: ErrorCode::ResponseTooLarge,
-                                errno: "",
-                                message: "Response content exceeded max size".into(),
-                            });
-                        }
-                    }
+                    front.req.limits.check_received(front.body_bytes).map_err(End::breach)?;
                     self.mark = Instant::now();
                     w.data(id, chunk);
                 }
@@ -455,12 +444,9 @@ impl Http1 {
                     };
                     self.pipe.streaming = None;
                     self.pipe.no_reuse = true;
-                    // Bytes the server sent right behind the head already belong to the tunnel.
-                    if !self.bufs.rbuf.is_empty() {
-                        let rest = self.bufs.rbuf.split().freeze();
-                        w.data(id, rest);
-                    }
-                    self.tunnel = Some(Tunnel::new(id, f.req.ctl.clone()));
+                    // Bytes the server sent right behind the head stay in `rbuf`: they are the
+                    // new protocol's (`Upgraded::bufs`).
+                    self.upgraded = Some((id, f.req.ctl));
                     return Ok(());
                 }
             }
@@ -508,31 +494,19 @@ impl Http1 {
 
     /// Settles every request still on this connection: the head of the pipeline fails with the
     /// cause (unless it never saw a response byte and may be re-sent); the rest go back to the queue.
-    pub(super) fn finish(&mut self, end: End) {
+    pub(super) fn finish(&mut self, end: &End) {
         let pool = self.pool.clone();
         let shared = self.shared.clone();
         self.left_pool = true;
-        let (code, errno, message) = match &end {
-            End::Clean(m) => (ErrorCode::Info, "", m.to_string()),
-            End::Failed { code, errno, message } => (*code, *errno, message.clone()),
-            End::Aborted => (ErrorCode::Info, "", "request aborted".to_string()),
-        };
-        if let Some(t) = self.tunnel.take() {
-            if let End::Failed { code, errno, message } = &end {
-                let (code, errno, message) = (*code, *errno, message.clone());
-                shared.emit(|w| w.error(events::ERROR, t.id, code, errno, &message));
-            } else if !t.read_eof && !t.ctl.aborted() {
-                shared.emit(|w| w.end(t.id, None));
-            }
-            shared.forget(t.id);
-            // Detached from the pool when it became a tunnel.
-            return;
-        }
+        let (code, errno, message) = end.cause();
         let inflight = std::mem::take(&mut self.pipe.inflight);
-        let Settled { requeue, failed, aborted } =
+        let Settled { requeue, mut failed, aborted } =
             pipeline::settle(inflight, self.pipe.served, code, matches!(end, End::Aborted));
         for id in aborted {
             shared.forget(id);
+        }
+        if !requeue.is_empty() {
+            failed.extend(pool.requeue(requeue, Resend::Lost).iter().map(|r| r.id));
         }
         // Without a failure cause (clean close with requests aboard, e.g. the server closed after
         // `connection: close`), requests that cannot be re-sent fail as a socket error.
@@ -542,15 +516,9 @@ impl Http1 {
             for id in &failed {
                 w.socket_error(events::ERROR, *id, fail_code, errno, &socket, &message);
             }
-            for r in &requeue {
-                w.empty(events::RETRY, r.id);
-            }
         });
         for id in &failed {
             shared.forget(*id);
-        }
-        if !requeue.is_empty() {
-            pool.requeue(requeue);
         }
         pool.disconnected(self.id, code, &message, &socket);
     }
@@ -574,43 +542,47 @@ impl Taker for Filler<'_, '_> {
     }
 }
 
-impl Drop for Http1 {
-    /// Reached with requests aboard only when the task was torn down by a panic or by the runtime
-    /// shutting down: fail them rather than leave JS waiting forever.
+/// The session while its task runs it. Dropped with the session inside only when the task was torn
+/// down (a panic, the runtime shutting down): the requests aboard fail rather than leave JS
+/// waiting forever.
+struct Live(Option<Http1>);
+
+impl Drop for Live {
     fn drop(&mut self) {
-        let mut ids: Vec<u32> = self.pipe.inflight.drain(..).map(|f| f.req.id).collect();
-        ids.extend(self.tunnel.take().map(|t| t.id));
+        if let Some(s) = self.0.as_mut() {
+            s.lost();
+        }
+    }
+}
+
+/// The HTTP/1.1 session (see `session.rs`) over a connected socket: until the connection ends,
+/// or an upgrade hands the socket over.
+pub(super) async fn run(pool: Arc<dyn ConnOwner>, id: u64, io: Transport, addrs: String) -> End {
+    pool.connected(id, "h1", &addrs);
+    let mut live = Live(Some(Http1::new(pool, id, io, addrs)));
+    let end = poll_fn(|cx| live.0.as_mut().expect("running").poll(cx)).await;
+    let mut s = live.0.take().expect("running");
+    let Some((id, ctl)) = s.upgraded.take() else {
+        s.finish(&end);
+        return end;
+    };
+    // The socket now belongs to the user, not the pool (as in undici), so its slot frees up for
+    // new connections. Nothing else is aboard: an upgrade or CONNECT takes an idle connection,
+    // and ends its reuse.
+    s.pool.detached(s.id);
+    End::Upgraded(Box::new(Upgraded { io: s.io, bufs: s.bufs, id, ctl }))
+}
+
+impl Http1 {
+    fn lost(&mut self) {
+        let ids: Vec<u32> = self.pipe.inflight.drain(..).map(|f| f.req.id).collect();
         if !self.left_pool {
             // Otherwise the pool would count this connection forever and, at its connection
             // limit, never open another one: later requests would wait for ever.
             self.left_pool = true;
-            self.pool.disconnected(
-                self.id,
-                ErrorCode::Internal,
-                "connection task ended unexpectedly",
-                "",
-            );
+            self.pool.disconnected(self.id, ErrorCode::Internal, LOST, "");
         }
-        if ids.is_empty() {
-            return;
-        }
-        let destroyed = self.pool.destroyed();
-        if !destroyed {
-            self.shared.emit(|w| {
-                for id in &ids {
-                    w.error(
-                        events::ERROR,
-                        *id,
-                        ErrorCode::Internal,
-                        "",
-                        "connection task ended unexpectedly",
-                    );
-                }
-            });
-        }
-        for id in ids {
-            self.shared.forget(id);
-        }
+        fail_lost(&*self.pool, &ids);
     }
 }
 
@@ -622,9 +594,5 @@ fn unsolicited() -> End {
 }
 
 fn mismatch() -> End {
-    End::Failed {
-        code: ErrorCode::RequestContentLengthMismatch,
-        errno: "",
-        message: "Request body length does not match content-length header".into(),
-    }
+    End::breach(Breach::LengthMismatch)
 }

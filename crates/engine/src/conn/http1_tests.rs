@@ -5,7 +5,7 @@ use super::{End, Http1};
 use crate::error::ErrorCode;
 use crate::events;
 use crate::options::PoolOptions;
-use crate::owner::{ConnOwner, Taker};
+use crate::owner::{ConnOwner, Resend, Taker};
 use crate::registry::Shared;
 use crate::request::{flags, Head, ReqCtl, Request, StreamLength};
 use crate::test_events::Events;
@@ -45,12 +45,19 @@ impl ConnOwner for Owner {
             taker.submit(q.pop_front().expect("front exists"));
         }
     }
-    fn requeue(&self, reqs: Vec<Request>) {
+    /// Takes every request back (no cap: these tests send each request once).
+    fn requeue(&self, reqs: Vec<Request>, _: Resend) -> Vec<Request> {
         self.requeued.lock().extend(reqs.iter().map(|r| r.id));
+        self.shared.emit(|w| {
+            for r in &reqs {
+                w.empty(events::RETRY, r.id);
+            }
+        });
         let mut q = self.queue.lock();
         for r in reqs.into_iter().rev() {
             q.push_front(r);
         }
+        Vec::new()
     }
     fn kick(&self) {}
     fn finished(&self) -> bool {
@@ -76,8 +83,7 @@ impl Owner {
             body: None,
             stream_length: StreamLength::Chunked,
             flags: flags::IDEMPOTENT,
-            headers_timeout: None,
-            body_timeout: None,
+            limits: Default::default(),
             ctl: Arc::new(ReqCtl::default()),
             retries: 0,
         });
@@ -190,7 +196,7 @@ impl Rig {
 
     /// Ends the session (as the connection task does) and returns what the pool heard.
     fn finish(&mut self, end: End) -> (ErrorCode, String) {
-        self.session.finish(end);
+        self.session.finish(&end);
         self.owner.ended.lock().clone().expect("the pool heard the end")
     }
 }

@@ -1,7 +1,7 @@
 //! The timeouts of an HTTP/1.1 session (`http1.rs`): headers, body and keep-alive, served by one
 //! timer whose deadline follows the front of the pipeline.
 use super::{End, Http1};
-use crate::error::ErrorCode;
+use crate::request::Breach;
 use std::future::Future;
 use std::task::{Context, Poll};
 use std::time::Duration;
@@ -57,27 +57,13 @@ impl Http1 {
                 if self.pipe.unwritten == self.pipe.inflight.len() || body_pending {
                     return (None, End::Clean(""));
                 }
-                match f.req.headers_timeout {
-                    Some(t) => (
-                        Some(self.mark + t),
-                        End::Failed {
-                            code: ErrorCode::HeadersTimeout,
-                            errno: "",
-                            message: "Headers Timeout Error".into(),
-                        },
-                    ),
+                match f.req.limits.headers_timeout {
+                    Some(t) => (Some(self.mark + t), End::breach(Breach::HeadersTimeout)),
                     None => (None, End::Clean("")),
                 }
             }
-            Some(f) => match f.req.body_timeout {
-                Some(t) => (
-                    Some(self.mark + t),
-                    End::Failed {
-                        code: ErrorCode::BodyTimeout,
-                        errno: "",
-                        message: "Body Timeout Error".into(),
-                    },
-                ),
+            Some(f) => match f.req.limits.body_timeout {
+                Some(t) => (Some(self.mark + t), End::breach(Breach::BodyTimeout)),
                 None => (None, End::Clean("")),
             },
         }

@@ -1,26 +1,24 @@
 //! One connection of a pool, as one task (the driver): connect, let ALPN pick the protocol, run
 //! that protocol's session over the socket until it ends, and tell the pool. The pieces:
 //! - `connect.rs`: dialing (or a bridged socket from JS), TLS, the address string;
-//! - `session.rs`: the protocol chosen, and how a session ends;
+//! - `session.rs`: what a session is, the protocol chosen, and the one `End` every session has;
 //! - `http1.rs`: the HTTP/1.1 session, a hand-written `poll` (the state machine the driver polls);
-//! - `pipeline.rs`: its pipeline and the pipelining / retry rules (pure, unit-tested);
+//! - `pipeline.rs`: its pipeline and the pipelining / resend rules (pure, unit-tested);
 //! - `buffers.rs`: its read and write buffers;
-//! - `tunnel.rs`: the socket after an upgrade or a CONNECT, a byte tunnel to JS.
+//! - `tunnel.rs`: the tunnel session, the socket after an upgrade or a CONNECT, a byte tunnel to JS.
 //!
-//! HTTP/2 sessions live in `crate::h2`. Both take work through the pool's `ConnOwner` interface.
+//! HTTP/2 sessions live in `crate::h2`. Every session takes work through the pool's `ConnOwner`
+//! interface.
 mod buffers;
 mod connect;
-mod pipeline;
 mod http1;
-mod session;
+mod pipeline;
+pub(crate) mod session;
 mod tunnel;
 
 use crate::error::ErrorCode;
 use crate::owner::ConnOwner;
-#[cfg(debug_assertions)]
-pub use http1::PANIC_TEST_PATH;
-use session::Protocol;
-use std::future::poll_fn;
+use session::{End, Protocol};
 use std::sync::Arc;
 use tokio::sync::Notify;
 
@@ -46,13 +44,14 @@ pub(crate) async fn run(pool: Arc<dyn ConnOwner>, conn_id: u64, give_up: Arc<Not
         }
     };
     let Some((io, addrs)) = connected else { return };
-    match Protocol::negotiated(&addrs, pool.opts().h2.prior_knowledge) {
-        Protocol::H2 => crate::h2::session::run(pool, conn_id, io, addrs).await,
-        Protocol::H1 => {
-            pool.connected(conn_id, "h1", &addrs);
-            let mut session = http1::Http1::new(pool, conn_id, io, addrs);
-            let end = poll_fn(|cx| session.poll(cx)).await;
-            session.finish(end);
-        }
+    let end = match Protocol::negotiated(&addrs, pool.opts().h2.prior_knowledge) {
+        Protocol::H2 => crate::h2::session::run(pool.clone(), conn_id, io, addrs).await,
+        Protocol::H1 => http1::run(pool.clone(), conn_id, io, addrs).await,
+    };
+    if let End::Upgraded(up) = end {
+        // An upgrade the engine speaks itself (a WebSocket session, `crate::ws`) would take `up`
+        // here instead: `up.io` is the socket, `up.bufs.rbuf` what the server sent right behind
+        // its 101, `up.ctl` the request's control block.
+        tunnel::run(pool, *up).await;
     }
 }

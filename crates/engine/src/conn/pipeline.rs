@@ -7,9 +7,6 @@ use crate::request::{flags, ReqCtl, Request};
 use std::collections::VecDeque;
 use std::sync::Arc;
 
-/// How often one request may be re-sent after connections failed under it.
-pub(super) const MAX_RETRIES: u8 = 3;
-
 pub(super) struct InFlight {
     pub req: Request,
     /// Any byte of its response was seen (so it can no longer be re-sent).
@@ -147,7 +144,8 @@ pub(super) struct Settled {
 /// to the queue; the head may be re-sent only when no byte of its response arrived and the
 /// failure is the connection's (a reused socket that turned out dead, or an abort of another
 /// request), not the response's. Only idempotent requests with a body the engine still holds
-/// are re-sent, at most `MAX_RETRIES` times. `served` counts the requests the connection took.
+/// are re-sent (as often as the pool's `requeue` allows). `served` counts the requests the
+/// connection took.
 pub(super) fn settle(
     inflight: VecDeque<InFlight>,
     served: u64,
@@ -164,7 +162,6 @@ pub(super) fn settle(
         let resendable = !f.started
             && f.req.has(flags::IDEMPOTENT)
             && !f.req.has(flags::STREAM_BODY)
-            && f.req.retries < MAX_RETRIES
             && (i > 0 || (reused && code == ErrorCode::Socket) || aborted);
         if resendable {
             out.requeue.push(f.req);
@@ -187,8 +184,7 @@ mod tests {
             body: None,
             stream_length: StreamLength::Chunked,
             flags,
-            headers_timeout: None,
-            body_timeout: None,
+            limits: Default::default(),
             ctl: Arc::new(ReqCtl::default()),
             retries: 0,
         }
@@ -323,7 +319,7 @@ mod tests {
     }
 
     #[test]
-    fn started_non_idempotent_streamed_and_exhausted_requests_are_never_resent() {
+    fn started_non_idempotent_and_streamed_requests_are_never_resent() {
         let mut p = with(4, &[(1, GET)]);
         p.inflight.pop_front();
         p.push(req(2, GET), 0, false, false, None);
@@ -334,22 +330,12 @@ mod tests {
             "a response byte arrived"
         );
 
-        let mut tired = req(3, GET);
-        tired.retries = MAX_RETRIES;
         let mut p = with(8, &[(1, GET)]);
         p.push(req(2, POST), 0, false, false, None);
-        p.inflight.push_back(InFlight {
-            req: tired,
-            started: false,
-            head_done: false,
-            body_bytes: 0,
-            head_at: 0,
-            sent_at: None,
-        });
         p.push(req(4, GET | flags::STREAM_BODY), 0, false, false, Some(None));
         p.push(req(5, GET), 0, false, false, None);
         let s = settle(p.inflight, p.served, ErrorCode::Socket, false);
-        assert_eq!(s.failed, vec![1, 2, 3, 4]);
+        assert_eq!(s.failed, vec![1, 2, 4]);
         assert_eq!(ids(&s.requeue), vec![5]);
     }
 

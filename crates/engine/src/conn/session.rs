@@ -1,6 +1,25 @@
 //! What a connection runs once connected: the protocol ALPN (or prior knowledge) chose, and how
-//! a session ends.
+//! its session ends.
+//!
+//! A session is an `async fn run(pool, conn_id, io, addrs) -> End` (`http1::run`,
+//! `crate::h2::session::run`; HTTP/3's joins them) that owns the connection until it ends. It must:
+//! - take its work from the pool through `ConnOwner::take` (never from the pool's state), as
+//!   much as its protocol allows at once;
+//! - report `connected` once it speaks its protocol (`connect_failed` if that failed), and
+//!   `disconnected` when it takes no more work — or `detached` if it hands the socket over;
+//! - settle every request it took: an event that ends it (END or ERROR), or `requeue` (which
+//!   applies the retry caps and says RETRY) for one that may be sent again — also when its task
+//!   is torn down by a panic (a `Drop` that fails what is still aboard);
+//! - give way to other connections after `BUDGET` rounds of work per poll.
+//!
+//! `conn::run` awaits the session and acts on its `End`: only `Upgraded` needs anything more.
+use super::buffers::Buffers;
 use crate::error::ErrorCode;
+use crate::events;
+use crate::owner::ConnOwner;
+use crate::request::{Breach, ReqCtl};
+use crate::transport::Transport;
+use std::sync::Arc;
 
 /// Rounds of read/write work per poll before a session yields to other connections.
 pub(super) const BUDGET: usize = 16;
@@ -25,14 +44,28 @@ impl Protocol {
     }
 }
 
-/// Why an HTTP/1.1 session ended.
+/// Why a session ended (it has told the pool and settled its requests by then).
 pub(crate) enum End {
-    /// Closed on purpose (idle timeout, no reuse, pool closing): nothing failed.
+    /// Closed on purpose (idle timeout, no reuse, pool closing, the server's GOAWAY): nothing
+    /// failed.
     Clean(&'static str),
-    /// Failed: the request at the head of the pipeline gets this error, the rest are re-queued.
+    /// Failed: what the requests that cannot be sent again fail with.
     Failed { code: ErrorCode, errno: &'static str, message: String },
     /// An in-flight request was aborted from JS; the socket cannot be reused mid-response.
     Aborted,
+    /// A 101 or a CONNECT 2xx gave the socket to one request, and the pool let it go: the
+    /// connection goes on as that request's session (`tunnel::run`).
+    Upgraded(Box<Upgraded>),
+}
+
+/// A connection handed over to one request, with what its HTTP/1.1 session left in flight.
+pub(crate) struct Upgraded {
+    pub io: Transport,
+    /// `rbuf`: bytes the server sent right behind the 101 / 2xx head, already read (the first
+    /// bytes of the new protocol); `wbuf`: what was still to go out.
+    pub bufs: Buffers,
+    pub id: u32,
+    pub ctl: Arc<ReqCtl>,
 }
 
 impl End {
@@ -42,6 +75,43 @@ impl End {
             errno: crate::error::errno_name(&e),
             message: e.to_string(),
         }
+    }
+
+    /// A request broke one of its limits (`request::Limits`).
+    pub fn breach(b: Breach) -> End {
+        End::Failed { code: b.into(), errno: "", message: b.message().into() }
+    }
+
+    /// What the pool hears (`ConnOwner::disconnected`) and requests fail with.
+    pub fn cause(&self) -> (ErrorCode, &'static str, String) {
+        match self {
+            End::Clean(m) => (ErrorCode::Info, "", m.to_string()),
+            End::Failed { code, errno, message } => (*code, *errno, message.clone()),
+            End::Aborted => (ErrorCode::Info, "", "request aborted".to_string()),
+            End::Upgraded(_) => (ErrorCode::Info, "", "upgraded".to_string()),
+        }
+    }
+}
+
+/// What a session torn down with requests aboard (a panic, the runtime shutting down) fails them
+/// with, from its `Drop`.
+pub(super) const LOST: &str = "connection task ended unexpectedly";
+
+/// Fails `ids` as lost (unless the pool was destroyed, which said so already) and forgets them.
+pub(super) fn fail_lost(pool: &dyn ConnOwner, ids: &[u32]) {
+    if ids.is_empty() {
+        return;
+    }
+    let shared = pool.shared();
+    if !pool.destroyed() {
+        shared.emit(|w| {
+            for id in ids {
+                w.error(events::ERROR, *id, ErrorCode::Internal, "", LOST);
+            }
+        });
+    }
+    for id in ids {
+        shared.forget(*id);
     }
 }
 

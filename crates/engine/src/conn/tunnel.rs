@@ -1,98 +1,117 @@
-//! The connection after a 101 or a CONNECT 2xx: a byte tunnel between JS and the server. What JS
-//! writes goes out through the request's pipe; what the server sends comes back as DATA, its end
-//! as END; either side may half-close.
+//! The tunnel session: the connection after a 101 or a CONNECT 2xx (`End::Upgraded`), a byte
+//! tunnel between JS and the server. What JS writes goes out through the request's pipe; what the
+//! server sends comes back as DATA, its end as END; either side may half-close. The connection
+//! left the pool when it was upgraded: this session answers to its one request only.
 use super::buffers::Buffers;
-use super::session::{End, BUDGET};
+use super::session::{fail_lost, End, Upgraded, BUDGET};
 use crate::events;
+use crate::owner::ConnOwner;
 use crate::registry::{EventSink, Shared};
 use crate::request::{ReqCtl, PIPE_HIGH_WATER};
 use crate::transport::Transport;
+use std::future::poll_fn;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
 use tokio::io::AsyncWrite;
 
-pub(super) struct Tunnel {
-    pub id: u32,
-    pub ctl: Arc<ReqCtl>,
-    pub read_eof: bool,
+/// Bytes both ways until both sides are closed, JS aborts, or I/O fails; then the request's END
+/// (or ERROR).
+pub(super) async fn run(pool: Arc<dyn ConnOwner>, up: Upgraded) -> End {
+    let Upgraded { io, mut bufs, id, ctl } = up;
+    let shared = pool.shared().clone();
+    // Bytes the server sent right behind the head are the tunnel's first.
+    if !bufs.rbuf.is_empty() {
+        let rest = bufs.rbuf.split().freeze();
+        shared.emit(|w| w.data(id, rest));
+    }
+    let mut t = Tunnel {
+        sink: shared.sink.clone(),
+        shared,
+        pool,
+        io,
+        bufs,
+        id,
+        ctl,
+        read_eof: false,
+        end_requested: false,
+        write_closed: false,
+        drain_owed: false,
+        settled: false,
+    };
+    let end = poll_fn(|cx| t.poll(cx)).await;
+    t.finish(&end);
+    end
+}
+
+struct Tunnel {
+    pool: Arc<dyn ConnOwner>,
+    shared: Arc<Shared>,
+    sink: Arc<dyn EventSink>,
+    io: Transport,
+    bufs: Buffers,
+    id: u32,
+    ctl: Arc<ReqCtl>,
+    read_eof: bool,
     end_requested: bool,
     write_closed: bool,
     /// JS waits for BODY_DRAIN. It is sent once what the tunnel holds fell below the high-water
     /// mark, not when it took JS's bytes: one large write (a batch of WebSocket frames) would
     /// otherwise count as written while it still sits here (`bufferedAmount` would read 0).
     drain_owed: bool,
+    /// The request heard how the tunnel ended (`finish`).
+    settled: bool,
 }
 
 impl Tunnel {
-    pub fn new(id: u32, ctl: Arc<ReqCtl>) -> Tunnel {
-        Tunnel {
-            id,
-            ctl,
-            read_eof: false,
-            end_requested: false,
-            write_closed: false,
-            drain_owed: false,
-        }
-    }
-
-    /// Bytes both ways until both sides are closed, JS aborts, or I/O fails.
-    pub fn poll(
-        &mut self,
-        io: &mut Transport,
-        bufs: &mut Buffers,
-        shared: &Shared,
-        sink: &dyn EventSink,
-        cx: &mut Context<'_>,
-    ) -> Poll<End> {
+    fn poll(&mut self, cx: &mut Context<'_>) -> Poll<End> {
         for _ in 0..BUDGET {
-            let t = &mut *self;
-            if t.ctl.aborted() {
+            if self.ctl.aborted() {
                 return Poll::Ready(End::Clean("tunnel closed"));
             }
-            let (id, ctl) = (t.id, t.ctl.clone());
+            let id = self.id;
             let mut progress = false;
-            if !t.write_closed {
+            if !self.write_closed {
                 // As for streamed bodies: take more only once the socket took most of what we hold.
-                if bufs.wbuf.len() < PIPE_HIGH_WATER {
-                    let taken = ctl.take_body();
+                if self.bufs.wbuf.len() < PIPE_HIGH_WATER {
+                    let taken = self.ctl.take_body();
                     progress |= !taken.chunks.is_empty();
                     for chunk in &taken.chunks {
-                        bufs.wbuf.extend_from_slice(chunk);
+                        self.bufs.wbuf.extend_from_slice(chunk);
                     }
-                    t.drain_owed |= taken.drained;
+                    self.drain_owed |= taken.drained;
                     if taken.ended {
-                        t.end_requested = true;
+                        self.end_requested = true;
                     }
                 }
-                progress |= match bufs.write(io, cx) {
+                progress |= match self.bufs.write(&mut self.io, cx) {
                     Ok((p, _)) => p,
                     Err(e) => return Poll::Ready(End::io(e)),
                 };
-                if t.drain_owed && bufs.wbuf.len() < PIPE_HIGH_WATER {
-                    t.drain_owed = false;
-                    shared.emit(|w| w.empty(events::BODY_DRAIN, id));
+                if self.drain_owed && self.bufs.wbuf.len() < PIPE_HIGH_WATER {
+                    self.drain_owed = false;
+                    self.shared.emit(|w| w.empty(events::BODY_DRAIN, id));
                 }
-                if t.end_requested && bufs.wbuf.is_empty() {
-                    match Pin::new(&mut *io).poll_shutdown(cx) {
+                if self.end_requested && self.bufs.wbuf.is_empty() {
+                    match Pin::new(&mut self.io).poll_shutdown(cx) {
                         Poll::Ready(_) => {
-                            t.write_closed = true;
+                            self.write_closed = true;
                             progress = true;
                         }
                         Poll::Pending => {}
                     }
                 }
             }
-            if !self.read_eof && !ctl.paused() && !sink.congested(cx.waker()) {
-                match bufs.read(io, cx) {
+            if !self.read_eof && !self.ctl.paused() && !self.sink.congested(cx.waker()) {
+                match self.bufs.read(&mut self.io, cx) {
                     Poll::Ready(Ok(0)) => {
-                        shared.emit(|w| w.end(id, None));
+                        self.shared.emit(|w| w.end(id, None));
                         self.read_eof = true;
                         progress = true;
                     }
                     Poll::Ready(Ok(_)) => {
-                        let data = bufs.rbuf.split().freeze();
-                        shared.emit(|w| w.data(id, data));
+                        let data = self.bufs.rbuf.split().freeze();
+                        self.shared.emit(|w| w.data(id, data));
                         progress = true;
                     }
                     Poll::Ready(Err(e)) => return Poll::Ready(End::io(e)),
@@ -108,5 +127,27 @@ impl Tunnel {
         }
         cx.waker().wake_by_ref();
         Poll::Pending
+    }
+
+    /// The request's last event: the failure, or END unless the server's end was already
+    /// reported or JS aborted.
+    fn finish(&mut self, end: &End) {
+        self.settled = true;
+        let id = self.id;
+        if let End::Failed { code, errno, message } = end {
+            self.shared.emit(|w| w.error(events::ERROR, id, *code, errno, message));
+        } else if !self.read_eof && !self.ctl.aborted() {
+            self.shared.emit(|w| w.end(id, None));
+        }
+        self.shared.forget(id);
+    }
+}
+
+impl Drop for Tunnel {
+    /// Torn down (a panic, the runtime shutting down) before `finish`.
+    fn drop(&mut self) {
+        if !self.settled {
+            fail_lost(&*self.pool, &[self.id]);
+        }
     }
 }

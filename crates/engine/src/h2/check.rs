@@ -7,7 +7,7 @@ use super::session::run;
 use crate::error::ErrorCode;
 use crate::events::{self, Batch};
 use crate::options::PoolOptions;
-use crate::owner::{ConnOwner, Taker};
+use crate::owner::{ConnOwner, Resend, Taker};
 use crate::pieces;
 use crate::registry::{EventSink, Shared};
 use crate::request::{flags, Head, ReqCtl, Request, StreamLength};
@@ -126,12 +126,21 @@ impl ConnOwner for Owner {
             }
         }
     }
-    fn requeue(&self, reqs: Vec<Request>) {
+    /// As the pool's: RETRY for each request `why`'s cap allows, the others handed back.
+    fn requeue(&self, reqs: Vec<Request>, why: Resend) -> Vec<Request> {
+        let (again, over): (Vec<Request>, Vec<Request>) =
+            reqs.into_iter().partition(|r| r.retries < why.cap());
+        self.shared.emit(|w| {
+            for r in &again {
+                w.empty(events::RETRY, r.id);
+            }
+        });
         let mut q = self.queue.lock();
-        for mut r in reqs.into_iter().rev() {
+        for mut r in again.into_iter().rev() {
             r.retries += 1;
             q.push_front(r);
         }
+        over
     }
     fn kick(&self) {
         if let Some(w) = self.waiting.lock().take() {
@@ -289,16 +298,14 @@ fn session(setup: Setup, pieces: Vec<(Bytes, u32)>, record: bool) -> Ran {
             let method = if i == 0 && setup.head_first { "HEAD" } else { "GET" };
             let body = setup.body.then(|| b"hello".to_vec());
             let expect = if setup.body && setup.expect { flags::EXPECT_CONTINUE } else { 0 };
-            let head =
-                Head::parse(format!("{method}\0/{i}\0accept\0*/*\0").into_bytes()).unwrap();
+            let head = Head::parse(format!("{method}\0/{i}\0accept\0*/*\0").into_bytes()).unwrap();
             queue.push_back(Request {
                 id,
                 head,
                 body,
                 stream_length: StreamLength::Chunked,
                 flags: expect,
-                headers_timeout: None,
-                body_timeout: None,
+                limits: Default::default(),
                 ctl,
                 retries: 0,
             });

@@ -13,11 +13,12 @@ use super::counted::Counted;
 use super::request;
 use super::response::describe;
 use super::stream::{Outcome, Signals, Stream};
+use crate::conn::session::End;
 use crate::driver::task::tracked;
 use crate::driver::Timer;
 use crate::error::ErrorCode;
 use crate::events;
-use crate::owner::{ConnOwner, Taker};
+use crate::owner::{ConnOwner, Resend, Taker};
 use crate::request::{flags, Request, StreamLength};
 use ::h2::client::{Connection, SendRequest};
 use ::h2::{Ping, PingPong};
@@ -33,20 +34,11 @@ use tokio::time::Instant;
 
 /// The message of the `disconnect` a GOAWAY causes (the spec's exact words).
 pub const GOAWAY_MESSAGE: &str = "HTTP/2: \"GOAWAY\" frame received";
-/// How often a request may go back to the queue after sessions refused it (RFC 9113 §8.7: a
-/// client SHOULD NOT retry a request more than once; undici's budget).
-const MAX_RETRIES: u8 = 1;
 /// What the peer's stream limit reads as until its first SETTINGS frame arrives (no SETTINGS
 /// value can be this large); that frame replaces it, with "no limit" when it names none.
 const SETTINGS_PENDING: usize = usize::MAX - 1;
 /// Why a session whose PING went unanswered was ended.
 pub const UNRESPONSIVE: &str = "HTTP/2: connection unresponsive";
-
-enum End {
-    Clean(&'static str),
-    GoAway,
-    Failed(ErrorCode, String),
-}
 
 struct Session {
     pool: Arc<dyn ConnOwner>,
@@ -67,7 +59,9 @@ struct Session {
     signals: Arc<Signals>,
 }
 
-pub(crate) async fn run<T>(pool: Arc<dyn ConnOwner>, conn_id: u64, io: T, addrs: String)
+/// The HTTP/2 session (see `crate::conn::session`) over a connection whose ALPN chose h2 (or
+/// h2c by prior knowledge): from the handshake until the last stream ended.
+pub(crate) async fn run<T>(pool: Arc<dyn ConnOwner>, conn_id: u64, io: T, addrs: String) -> End
 where
     T: AsyncRead + AsyncWrite + Unpin + Send + 'static,
 {
@@ -86,7 +80,8 @@ where
             Ok(pair) => pair,
             Err(e) => {
                 let (code, msg) = describe(&e);
-                return pool.connect_failed(conn_id, code, "", "", &msg);
+                pool.connect_failed(conn_id, code, "", "", &msg);
+                return failed(code, msg);
             }
         };
     let ping = match (pool.opts().h2.ping_interval, connection.ping_pong()) {
@@ -117,6 +112,16 @@ where
     };
     let mut connection = Some(connection);
     poll_fn(|cx| session.poll(cx, &mut connection)).await;
+    session.gone.take().unwrap_or(End::Clean("HTTP/2 session closed"))
+}
+
+fn failed(code: ErrorCode, message: String) -> End {
+    End::Failed { code, errno: "", message }
+}
+
+/// The server's GOAWAY: no new streams on this session.
+fn goaway() -> End {
+    End::Clean(GOAWAY_MESSAGE)
 }
 
 impl Session {
@@ -135,13 +140,13 @@ impl Session {
                     // A graceful GOAWAY ends the connection cleanly once its streams are done; the
                     // handle still reports it, and the pool must hear that it was a GOAWAY.
                     Ok(()) => match self.send.poll_ready(cx) {
-                        Poll::Ready(Err(e)) if e.is_go_away() && e.is_remote() => End::GoAway,
+                        Poll::Ready(Err(e)) if e.is_go_away() && e.is_remote() => goaway(),
                         _ => End::Clean("HTTP/2 session closed"),
                     },
-                    Err(e) if e.is_go_away() && e.is_remote() => End::GoAway,
+                    Err(e) if e.is_go_away() && e.is_remote() => goaway(),
                     Err(e) => {
                         let (code, msg) = describe(&e);
-                        End::Failed(code, msg)
+                        failed(code, msg)
                     }
                 };
                 // Dropped at once: h2 tells the streams still waiting for their response that
@@ -189,39 +194,38 @@ impl Session {
 
     /// Collects finished streams; refused ones go back to the pool's queue.
     fn reap(&mut self, cx: &mut Context<'_>) {
-        let (mut retry, mut fail) = (Vec::new(), Vec::new());
+        let (mut refused, mut why) = (Vec::new(), Vec::new());
         while let Poll::Ready(Some(res)) = self.streams.poll_join_next(cx) {
             if let Ok(Outcome::Unprocessed(req, code, msg)) = res {
-                if req.retries < MAX_RETRIES {
-                    retry.push(req);
-                } else {
-                    fail.push((req, code, msg));
-                }
+                why.push((req.id, code, msg));
+                refused.push(*req);
             }
             // A panicked stream task failed its request from its Drop.
         }
         if self.signals.goaway.load(Ordering::Relaxed) {
             // Before the requests go back to the queue: the pool must not hand them to this session.
-            self.go(End::GoAway);
+            self.go(goaway());
         }
-        if retry.is_empty() && fail.is_empty() {
+        if refused.is_empty() {
             return;
         }
         let pool = self.pool.clone();
-        let socket = self.signals.socket_info();
-        pool.shared().emit(|w| {
-            for (r, code, msg) in &fail {
-                let socket = if *code == ErrorCode::Socket { socket.as_str() } else { "" };
-                w.socket_error(events::ERROR, r.id, *code, "", socket, msg);
+        let fail: Vec<_> = {
+            let over = pool.requeue(refused, Resend::Refused);
+            why.into_iter().filter(|(id, _, _)| over.iter().any(|r| r.id == *id)).collect()
+        };
+        if !fail.is_empty() {
+            let socket = self.signals.socket_info();
+            pool.shared().emit(|w| {
+                for (id, code, msg) in &fail {
+                    let socket = if *code == ErrorCode::Socket { socket.as_str() } else { "" };
+                    w.socket_error(events::ERROR, *id, *code, "", socket, msg);
+                }
+            });
+            for (id, _, _) in &fail {
+                pool.shared().forget(*id);
             }
-            for r in &retry {
-                w.empty(events::RETRY, r.id);
-            }
-        });
-        for (r, _, _) in &fail {
-            pool.shared().forget(r.id);
         }
-        pool.requeue(retry);
         pool.kick();
     }
 
@@ -244,10 +248,10 @@ impl Session {
                 Poll::Pending => return,
                 Poll::Ready(Err(e)) => {
                     let end = if e.is_go_away() && e.is_remote() {
-                        End::GoAway
+                        goaway()
                     } else {
                         let (code, msg) = describe(&e);
-                        End::Failed(code, msg)
+                        failed(code, msg)
                     };
                     return self.go(end);
                 }
@@ -326,10 +330,8 @@ impl Session {
                 let (code, msg) = describe(&e);
                 let id = req.id;
                 // Not sent: the request may go to the next session (which GOAWAY handling opens).
-                if e.is_go_away() && req.retries < MAX_RETRIES {
-                    pool.requeue(vec![req]);
-                    pool.shared().emit(|w| w.empty(events::RETRY, id));
-                    return self.go(End::GoAway);
+                if e.is_go_away() && pool.requeue(vec![req], Resend::Refused).is_empty() {
+                    return self.go(goaway());
                 }
                 pool.shared().forget(id);
                 pool.shared().emit(|w| w.error(events::ERROR, id, code, "", &msg));
@@ -358,7 +360,7 @@ impl Session {
         }
         if *waiting {
             let _ = self.signals.teardown.set((ErrorCode::Socket, UNRESPONSIVE.to_string()));
-            self.go(End::Failed(ErrorCode::Socket, UNRESPONSIVE.to_string()));
+            self.go(failed(ErrorCode::Socket, UNRESPONSIVE.to_string()));
             return true;
         }
         let every = self.pool.opts().h2.ping_interval.unwrap_or_default();
@@ -376,11 +378,7 @@ impl Session {
         if self.gone.is_some() {
             return;
         }
-        let (code, msg): (ErrorCode, String) = match &end {
-            End::Clean(m) => (ErrorCode::Info, m.to_string()),
-            End::GoAway => (ErrorCode::Info, GOAWAY_MESSAGE.to_string()),
-            End::Failed(c, m) => (*c, m.clone()),
-        };
+        let (code, _, msg) = end.cause();
         self.gone = Some(end);
         self.pool.disconnected(self.conn_id, code, &msg, &self.signals.socket_info());
     }

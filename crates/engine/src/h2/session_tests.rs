@@ -55,7 +55,8 @@ async fn a_socket_that_fails_on_write_fails_the_request_waiting_for_its_response
     tokio::spawn(run(pool.clone(), 0, BreaksOnWrite(broken.clone()), "a|b".into()));
     assert!(events.until(events::CONNECTED, 1).await.is_some(), "the handshake completes");
     broken.store(true, Ordering::SeqCst);
-    pool.dispatch(7, "GET\0/\0".into(), None, 0, StreamLength::Chunked, None, None, true).unwrap();
+    pool.dispatch(7, "GET\0/\0".into(), None, 0, StreamLength::Chunked, None, None).unwrap();
+    pool.kick();
     let err =
         events.until(events::ERROR, 7).await.expect("the request fails instead of waiting forever");
     let (_, _, _, message) = crate::test_events::error_record(&err);
@@ -81,17 +82,9 @@ async fn resumed_after_the_connection_ended(server: Vec<u8>) -> Vec<u8> {
     let (client, mut peer) = tokio::io::duplex(1 << 20);
     tokio::spawn(run(pool.clone(), 0, client, "a|b".into()));
     assert!(events.until(events::CONNECTED, 1).await.is_some(), "the handshake completes");
-    pool.dispatch(
-        7,
-        "GET\0/\0".into(),
-        None,
-        flags::OBSERVE,
-        StreamLength::Chunked,
-        None,
-        None,
-        true,
-    )
-    .unwrap();
+    pool.dispatch(7, "GET\0/\0".into(), None, flags::OBSERVE, StreamLength::Chunked, None, None)
+        .unwrap();
+    pool.kick();
     let ctl = pool.shared().ctl(7).expect("registered");
     ctl.pause();
     // The stream is open before the server answers on it.

@@ -7,7 +7,7 @@ use crate::driver::Timer;
 use crate::error::ErrorCode;
 use crate::events::{self, Writer};
 use crate::owner::ConnOwner;
-use crate::request::{flags, ReqCtl, Request};
+use crate::request::{flags, Breach, Limits, ReqCtl, Request};
 use ::h2::client::ResponseFuture;
 use ::h2::{Reason, RecvStream, SendStream};
 use bytes::Bytes;
@@ -26,7 +26,7 @@ pub(crate) enum Outcome {
     Done,
     /// The server did not process it (GOAWAY below its id, REFUSED_STREAM) and its body can be
     /// sent again: it may be re-sent, else it fails with this error.
-    Unprocessed(Request, ErrorCode, String),
+    Unprocessed(Box<Request>, ErrorCode, String),
 }
 
 /// What a session and its streams tell each other besides a stream's outcome.
@@ -89,8 +89,7 @@ pub(crate) struct Stream {
     received: u64,
     /// The response's content-length, when it gave one.
     expected: Option<u64>,
-    headers_timeout: Option<Duration>,
-    body_timeout: Option<Duration>,
+    limits: Limits,
     timer: Timer,
     timer_armed: bool,
     /// Paused at the last poll: time spent paused does not count against the body timeout.
@@ -128,8 +127,7 @@ impl Stream {
         let mut s = Stream {
             id: req.id,
             ctl: req.ctl.clone(),
-            headers_timeout: req.headers_timeout,
-            body_timeout: req.body_timeout,
+            limits: req.limits,
             req: Some(req),
             pool,
             send,
@@ -148,7 +146,7 @@ impl Stream {
             replay_body,
         };
         if !matches!(s.body, Body::Piped { .. }) {
-            s.arm(s.headers_timeout);
+            s.arm(s.limits.headers_timeout);
         }
         if matches!(s.body, Body::Done) {
             // Nothing follows the head h2 was just given.
@@ -204,7 +202,7 @@ impl Stream {
                         return Poll::Ready(self.end(None));
                     }
                     self.recv = Some(recv);
-                    self.arm(self.body_timeout);
+                    self.arm(self.limits.body_timeout);
                 }
             }
         }
@@ -217,17 +215,14 @@ impl Stream {
         if paused || self.was_paused {
             self.was_paused = paused;
             if self.response.is_none() && self.timer_armed {
-                self.arm(self.body_timeout);
+                self.arm(self.limits.body_timeout);
             }
         }
         if self.timer_armed && !paused && self.timer.as_mut().poll(cx).is_ready() {
-            let (code, msg) = if self.response.is_some() {
-                (ErrorCode::HeadersTimeout, "Headers Timeout Error")
-            } else {
-                (ErrorCode::BodyTimeout, "Body Timeout Error")
-            };
+            let breach =
+                if self.response.is_some() { Breach::HeadersTimeout } else { Breach::BodyTimeout };
             self.send.send_reset(Reason::CANCEL);
-            return Poll::Ready(self.error(code, msg));
+            return Poll::Ready(self.breach(breach));
         }
         Poll::Pending
     }
@@ -276,17 +271,14 @@ impl Stream {
                         continue;
                     }
                     self.received += chunk.len() as u64;
-                    if self.pool.opts().max_response_size.is_some_and(|max| self.received > max) {
+                    if let Err(breach) = self.limits.check_received(self.received) {
                         self.send.send_reset(Reason::CANCEL);
-                        return Some(self.error(
-                            ErrorCode::ResponseTooLarge,
-                            "Response content exceeded max size",
-                        ));
+                        return Some(self.breach(breach));
                     }
                     let id = self.id;
                     self.pool.shared().emit(|w| w.data(id, chunk));
                     if self.timer_armed {
-                        self.arm(self.body_timeout);
+                        self.arm(self.limits.body_timeout);
                     }
                 }
                 Poll::Ready(Some(Err(e))) => {
@@ -340,7 +332,7 @@ impl Stream {
                         let chunks = std::mem::take(chunks);
                         self.body = Body::Sending { chunks, end: true };
                         // The request is complete once its body is: the headers timeout starts.
-                        self.arm(self.headers_timeout);
+                        self.arm(self.limits.headers_timeout);
                         continue;
                     }
                     (chunks, false)
@@ -396,10 +388,11 @@ impl Stream {
 
     fn length_mismatch(&mut self) -> Outcome {
         self.send.send_reset(Reason::CANCEL);
-        self.error(
-            ErrorCode::RequestContentLengthMismatch,
-            "Request body length does not match content-length header",
-        )
+        self.breach(Breach::LengthMismatch)
+    }
+
+    fn breach(&mut self, b: Breach) -> Outcome {
+        self.error(b.into(), b.message())
     }
 
     fn failed(&mut self, e: &::h2::Error) -> Outcome {
@@ -418,7 +411,7 @@ impl Stream {
             let mut req = self.req.take().expect("checked above");
             req.body = self.replay_body.take().map(|b| b.to_vec());
             self.settled = true;
-            return Outcome::Unprocessed(req, code, msg);
+            return Outcome::Unprocessed(Box::new(req), code, msg);
         }
         self.error(code, &msg)
     }
