@@ -108,6 +108,17 @@ describe('HTTP/3 with prior knowledge', () => {
     expect(await res.body.text()).toBe('after hints');
   });
 
+  it('expectContinue holds the body until the 100 arrives; a final answer first means no body', async () => {
+    const { client } = await h3Client();
+    const infos: number[] = [];
+    const res = await client.request({ path: '/continue', method: 'PUT', body: 'payload', expectContinue: true, onInfo: (i) => infos.push(i.statusCode) });
+    expect(infos).toEqual([100]);
+    expect(await res.body.text()).toBe('7');
+    const refused = await client.request({ path: '/status?417', method: 'PUT', body: 'payload', expectContinue: true });
+    expect(refused.statusCode).toBe(417);
+    await refused.body.dump();
+  });
+
   it('delivers trailers', async () => {
     const { client } = await h3Client();
     const res = await client.request({ path: '/trailers', method: 'GET' });

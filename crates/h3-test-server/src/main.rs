@@ -17,6 +17,7 @@
 //! - `/hang`: 200, 1000 bytes, then nothing (the client must abort or time out).
 //! - `/goaway`: 200 `bye`, then the connection sends GOAWAY.
 //! - `/early`: a 103 (Early Hints, `link`), then 200 `after hints`.
+//! - `/continue`: a 100 when the request expects one, then 200 with the body's length.
 //! - `/status?N`: status N, empty body.
 //! - `/stats`: JSON `{ connections, maxOpen }` (connections accepted, most requests open at once
 //!   on one connection).
@@ -241,6 +242,20 @@ async fn handle(
             s.send_response(hint.body(()).unwrap()).await?;
             s.send_response(head.body(()).unwrap()).await?;
             s.send_data(Bytes::from_static(b"after hints")).await?;
+        }
+        "/continue" => {
+            // 100 when asked for it, then the body's length; without the body: 417 at once.
+            if req.headers().get("expect").is_some_and(|v| v == "100-continue") {
+                let go = Response::builder().status(100);
+                s.send_response(go.body(()).unwrap()).await?;
+            }
+            let mut length = 0usize;
+            while let Some(chunk) = s.recv_data().await? {
+                use bytes::Buf;
+                length += chunk.remaining();
+            }
+            s.send_response(head.body(()).unwrap()).await?;
+            s.send_data(Bytes::from(length.to_string())).await?;
         }
         "/status" => {
             let status = StatusCode::from_u16(query(&req) as u16).unwrap_or(StatusCode::OK);

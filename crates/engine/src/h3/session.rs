@@ -211,7 +211,9 @@ impl Session {
         } else {
             req.body.as_ref().map(|b| b.len() as u64)
         };
-        let head = match build(&req.head, "https", &self.authority, length, false) {
+        // As over h2: the body waits for the server's 100 (a bodiless request sends no expect).
+        let expect = req.has(flags::EXPECT_CONTINUE) && length.is_none_or(|n| n > 0);
+        let head = match build(&req.head, "https", &self.authority, length, expect) {
             Ok(h) => h,
             Err(H2HeadError::Connect) => {
                 return refuse(&self.pool, &req, "CONNECT is not supported over HTTP/3")
@@ -220,7 +222,8 @@ impl Session {
         };
         let stream = Stream::new(self.pool.clone(), &req, self.signals.clone());
         let send = self.send.clone();
-        self.streams.spawn(tracked(stream.run(req, send, head.request, head.head_method)));
+        let run = stream.run(req, send, head.request, head.head_method, expect);
+        self.streams.spawn(tracked(run));
     }
 
     /// The session takes no more work: the pool hears `disconnect` now, so queued requests get a

@@ -19,11 +19,17 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::task::Poll;
 use std::time::Duration;
+use tokio::sync::watch;
 
 /// With the `test-hooks` feature only: a request for this path makes its stream task panic, so
 /// tests can show the panic fails that request and nothing else (`__test__/h3-panic.test.ts`).
 #[cfg(feature = "test-hooks")]
 const PANIC_TEST_PATH: &str = "/__ferro_test_panic__";
+
+/// Where an `expect: 100-continue` body stands (`Stream::run`).
+const WAIT: u8 = 0;
+const GO: u8 = 1;
+const SKIP: u8 = 2;
 
 /// How a stream ended, for its session.
 pub(crate) enum Outcome {
@@ -68,6 +74,7 @@ impl Stream {
         mut send: SendRequest<OpenStreams, Bytes>,
         head: http::Request<()>,
         head_method: bool,
+        expect_continue: bool,
     ) -> Outcome {
         #[cfg(feature = "test-hooks")]
         if head.uri().path() == PANIC_TEST_PATH {
@@ -102,9 +109,21 @@ impl Stream {
         let body = req.body.take();
         let limits = req.limits;
         drop(req);
+        // `expect: 100-continue`: the body waits until the server's 100 (GO), or is not sent at
+        // all when a final response comes first (SKIP).
+        let (gate, gate_rx) = watch::channel(if expect_continue { WAIT } else { GO });
         let end = {
-            let sending = send_body(&mut tx, body, piped, &self.pool, self.id, &ctl);
-            let receiving = self.receive(&mut rx, head_method, limits);
+            let sending = async {
+                let mut gate_rx = gate_rx;
+                match gate_rx.wait_for(|g| *g != WAIT).await.map(|g| *g) {
+                    Ok(GO) => send_body(&mut tx, body, piped, &self.pool, self.id, &ctl).await,
+                    _ => {
+                        tx.stop_stream(Code::H3_NO_ERROR);
+                        Ok(())
+                    }
+                }
+            };
+            let receiving = self.receive(&mut rx, head_method, limits, &gate);
             tokio::pin!(sending, receiving);
             let mut sent = false;
             loop {
@@ -147,6 +166,7 @@ impl Stream {
         rx: &mut RequestStream<RecvStream, Bytes>,
         head_method: bool,
         limits: Limits,
+        gate: &watch::Sender<u8>,
     ) -> Result<Option<http::HeaderMap>, Failure> {
         let (id, shared) = (self.id, self.pool.shared());
         // 1xx heads come first, each its own HEADERS frame (JS's onInfo); then the final one.
@@ -156,7 +176,18 @@ impl Stream {
                 .map_err(|e| self.describe(&e))?;
             let h = head(resp.status().as_u16(), resp.headers());
             shared.emit(|w| w.head(id, &h, &self.ctl.timings));
+            if resp.status() == http::StatusCode::CONTINUE {
+                gate.send_replace(GO);
+            }
             if !resp.status().is_informational() {
+                // A final answer without a 100: the body is not wanted.
+                gate.send_if_modified(|g| {
+                    let waiting = *g == WAIT;
+                    if waiting {
+                        *g = SKIP;
+                    }
+                    waiting
+                });
                 break;
             }
         }
