@@ -65,7 +65,7 @@ pub struct PoolConfig {
 
 #[napi]
 pub struct NativeEngine {
-    engine: Arc<Engine>,
+    pub(crate) engine: Arc<Engine>,
     queue: Arc<Queue>,
     next_pool: u32,
     /// The JS thread drives this engine (see src/inline.rs).

@@ -122,6 +122,16 @@ export interface NativeEngine {
   bridgeEnd(id: number): void;
   bridgeError(id: number, errno: string, message: string): void;
   bridgeWritable(id: number, writable: boolean): void;
+  /**
+   * Runs upgraded request `id` (dispatched with RequestFlag.WEBSOCKET) as the engine's WebSocket
+   * session (src/websocket.rs); throws when the server's `extensions` answer is unacceptable.
+   * False: the connection is gone.
+   */
+  wsStart(id: number, extensions: string, maxPayloadSize: number, maxFragments: number, stalledWriteTimeout: number): boolean;
+  /** Queues a text message on a WebSocket session; false: wait for its drain event. */
+  wsText(id: number, data: string): boolean;
+  /** Queues a frame with RFC 6455 opcode `op` (binary, ping, pong, close); false: wait for the drain event. */
+  wsSend(id: number, op: number, data: Uint8Array): boolean;
   /** Live requests and connection tasks in the engine (leak checks). */
   counts(): { requests: number; connections: number };
   close(): void;

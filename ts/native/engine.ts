@@ -218,6 +218,16 @@ export const control = {
   end(id: number): void {
     entryOf(id)?.native.end(id);
   },
+  /** Upgraded request `id` becomes the engine's WebSocket session (throws: bad extensions; false: gone). */
+  wsStart(id: number, extensions: string, maxPayloadSize: number, maxFragments: number, stalledWriteTimeout: number): boolean {
+    return entryOf(id)?.native.wsStart(id, extensions, maxPayloadSize, maxFragments, stalledWriteTimeout) ?? false;
+  },
+  /** A WebSocket message or control frame, `op` its RFC 6455 opcode; false: wait for the drain event. */
+  wsSend(id: number, op: number, data: string | Uint8Array): boolean {
+    const n = entryOf(id)?.native;
+    if (n === undefined) return true;
+    return typeof data === 'string' ? n.wsText(id, data) : n.wsSend(id, op, data);
+  },
 };
 
 /** Calls about the bridged sockets of one engine (ts/dispatcher/engine/bridged-sockets.ts); ids come from its BRIDGE_OPEN events. */

@@ -55,6 +55,8 @@ export const RequestFlag = {
   OBSERVE: 32,
   /** Send `expect: 100-continue` and hold the body until a 100 arrives. */
   EXPECT_CONTINUE: 64,
+  /** A WebSocket handshake: the engine holds its upgraded connection for its WebSocket session. */
+  WEBSOCKET: 128,
 } as const;
 
 export interface RequestSink {
@@ -68,10 +70,21 @@ export interface RequestSink {
   onEngineRetry(): void;
   /** 101 / CONNECT 2xx: the connection is now a tunnel; DATA and END carry its bytes. */
   onEngineUpgrade(status: number, reason: string, headers: IncomingHeaders, raw: string[], addrs: string): void;
-  /** The request's pipe (streamed body or tunnel) has room again. */
-  onEngineBodyDrain(): void;
+  /**
+   * The request's pipe (streamed body or tunnel) has room again. `taken`: a WebSocket session's
+   * count of the bytes it took from the pipe so far (0 from others).
+   */
+  onEngineBodyDrain(taken: number): void;
   /** The head went out on a connection with these addresses (only for requests sent with OBSERVE). */
   onEngineSent?(addrs: string): void;
+  /** A WebSocket session's whole message (crates/engine/src/ws/session.rs; text decoded). */
+  onWsMessage?(data: string | Buffer): void;
+  onWsPing?(data: Buffer): void;
+  onWsPong?(data: Buffer): void;
+  /** The server's close frame; `code` 0 when it carried none. */
+  onWsClose?(code: number, reason: string): void;
+  /** The engine failed the connection; its close frame with `code` went out. */
+  onWsFail?(code: number, reason: string): void;
 }
 
 /** Where a batch finds the request an event belongs to (native/request-table.ts). */
@@ -213,6 +226,10 @@ function deliver(
 ): void {
   if (kind === DATA) {
     requests.get(id)?.onEngineData(b.subarray(start, end));
+  } else if (kind === WS_BINARY) {
+    requests.get(id)?.onWsMessage?.(b.subarray(start, end));
+  } else if (kind === WS_TEXT) {
+    requests.get(id)?.onWsMessage?.(b.utf8Slice(start, end));
   } else if (kind === HEAD) {
     const sink = requests.get(id);
     if (sink === undefined) return;
@@ -238,7 +255,7 @@ function deliver(
     const al = u16(b, h.end);
     sink.onEngineUpgrade(h.status, h.reason, h.headers, h.raw, b.latin1Slice(h.end + 2, h.end + 2 + al));
   } else if (kind === BODY_DRAIN) {
-    requests.get(id)?.onEngineBodyDrain();
+    requests.get(id)?.onEngineBodyDrain(end - start >= 8 ? u32(b, start) + u32(b, start + 4) * 0x100000000 : 0);
   } else if (kind === RETRY) {
     requests.get(id)?.onEngineRetry();
   } else if (kind === CONNECTED) {
@@ -263,5 +280,13 @@ function deliver(
     bridges?.get(id)?.onBridgeEnd();
   } else if (kind === BRIDGE_CLOSE) {
     bridges?.get(id)?.onBridgeClose();
+  } else if (kind === WS_PING) {
+    requests.get(id)?.onWsPing?.(b.subarray(start, end));
+  } else if (kind === WS_PONG) {
+    requests.get(id)?.onWsPong?.(b.subarray(start, end));
+  } else if (kind === WS_CLOSE) {
+    requests.get(id)?.onWsClose?.(u16(b, start), b.utf8Slice(start + 2, end));
+  } else if (kind === WS_FAIL) {
+    requests.get(id)?.onWsFail?.(u16(b, start), b.utf8Slice(start + 2, end));
   }
 }

@@ -1,12 +1,18 @@
-// One WebSocket connection after the handshake: feeds socket bytes to the engine's codec, writes
-// the frames it makes, keeps `bufferedAmount`, and runs the closing handshake to the final close.
-// Both WebSocket and WebSocketStream sit on this.
+// One WebSocket connection after the handshake. The engine runs it (crates/engine/src/ws/session.rs):
+// it reads and decodes frames, answers pings and the server's close, and writes what is sent here,
+// one call per message. This side turns the session's events into the host's callbacks, keeps
+// `bufferedAmount`, and closes: a timer for a server that never finishes the closing handshake,
+// the final close once the engine reports the connection's end. Both WebSocket and
+// WebSocketStream sit on this.
 import type { Duplex } from 'node:stream';
 import { hasSubscribers, publish } from '../core/diagnostics.js';
 import type { Dispatcher } from '../dispatcher/dispatcher.js';
+import { EngineSocket } from '../dispatcher/engine/engine-socket.js';
+import { closeRequest, control } from '../native/engine.js';
+import { engineError } from '../native/error-codes.js';
+import type { RequestSink } from '../native/events.js';
 import { openHandshake } from './handshake.js';
 import type { WebSocketLimits } from './limits.js';
-import { createCodec, decodeEvents, type CodecSink, type NativeWebSocket } from './native.js';
 import type { HeadersInit } from '../fetch/fetch-types.js';
 
 export const CONNECTING = 0;
@@ -16,6 +22,13 @@ export const CLOSED = 3;
 
 /** How long to wait for the server to finish the closing handshake before dropping the socket. */
 const CLOSE_TIMEOUT_MS = 30_000;
+
+// RFC 6455 opcodes: what the engine is asked to send (src/websocket.rs `wsSend`).
+const TEXT = 1;
+const BINARY = 2;
+const CLOSE = 8;
+const PING = 9;
+const PONG = 10;
 
 export interface CloseInfo {
   wasClean: boolean;
@@ -42,12 +55,18 @@ export interface ConnectionOptions {
   limits: WebSocketLimits;
 }
 
-export class WebSocketConnection implements CodecSink {
+/** The socket's addresses as undici's `websocket:open` message gives them. */
+function addressOf(socket: Duplex): { address: string; port: number | undefined; family: string | undefined } | null {
+  const s = socket as { remoteAddress?: string; remotePort?: number; remoteFamily?: string };
+  return s.remoteAddress == null ? null : { address: s.remoteAddress, port: s.remotePort, family: s.remoteFamily };
+}
+
+export class WebSocketConnection implements RequestSink {
   readyState = CONNECTING;
   bufferedAmount = 0;
   readonly #host: ConnectionHost;
-  #socket: Duplex | null = null;
-  #codec: NativeWebSocket | null = null;
+  /** The engine request the session runs as (0 until open). */
+  #id = 0;
   #abortHandshake: ((reason: Error) => void) | null;
   #received: { code: number; reason: string } | null = null;
   #error: Error | null = null;
@@ -56,17 +75,17 @@ export class WebSocketConnection implements CodecSink {
   readonly #owner: object;
   /** A reader (WebSocketStream) asked for no more messages for now. */
   #readerFull = false;
+  /** Application bytes and write callbacks of sends the engine took, released once per tick. */
+  #takenAmount = 0;
+  #takenDone: (() => void)[] | null = null;
+  #releaseQueued = false;
+  /** Bytes handed to the engine's pipe so far (each chunk: its payload and an opcode byte). */
+  #pushed = 0;
   /**
-   * Our replies to the server (pongs) wait in a full write queue: reading stops until it drains,
-   * so a server that sends pings and never reads cannot grow the queue (GHSA-9fm3-97px-rjf6).
+   * Sends the engine asked us to wait for (its pipe was full): each with where it ends in
+   * `#pushed`, released by the drain event that reports the engine took that far.
    */
-  #writeBlocked = false;
-  /** The codec queued frames of its own while decoding the current chunk. */
-  #replied = false;
-  /** Fails the connection when the blocked queue makes no progress (see #watchStall). */
-  #stallTimer: NodeJS.Timeout | null = null;
-  /** Bytes handed to the socket so far; less its writableLength, the bytes it has written. */
-  #handed = 0;
+  #waiting: { end: number; amount: number; done: (() => void) | undefined }[] = [];
 
   constructor(opts: ConnectionOptions, host: ConnectionHost) {
     this.#host = host;
@@ -80,23 +99,17 @@ export class WebSocketConnection implements CodecSink {
         queueMicrotask(() => this.#closed(why));
         return;
       }
+      const { socket } = result;
       if (this.readyState !== CONNECTING) {
-        result.socket.destroy();
+        socket.destroy();
         return;
       }
-      try {
-        this.#codec = createCodec(result.extensions, this.#limits.maxPayloadSize, this.#limits.maxFragments);
-      } catch (e) {
-        result.socket.destroy();
-        return this.#closed(new TypeError(`WebSocket handshake failed: ${(e as Error).message}`));
-      }
-      this.#attach(result.socket);
+      if (!this.#start(socket, result.extensions)) return;
       this.readyState = OPEN;
       // The lib:websocket channels (and through them NODE_DEBUG=websocket's WEBSOCKET lines).
       if (hasSubscribers('websocket:open')) {
-        const s = result.socket as { remoteAddress?: string; remotePort?: number; remoteFamily?: string };
         publish('websocket:open', {
-          address: s.remoteAddress == null ? null : { address: s.remoteAddress, port: s.remotePort, family: s.remoteFamily },
+          address: addressOf(socket),
           protocol: result.protocol,
           extensions: result.extensions,
           websocket: this.#owner,
@@ -107,102 +120,84 @@ export class WebSocketConnection implements CodecSink {
     });
   }
 
-  #attach(socket: Duplex): void {
-    this.#socket = socket;
-    socket.on('data', (chunk: Buffer) => this.#read(socket, chunk));
-    // The server finished: nothing more can come, so the connection is over.
-    socket.on('end', () => socket.destroy());
-    socket.on('error', (err: Error) => (this.#error ??= err));
-    socket.on('close', () => this.#closed(null));
+  /** Hands the upgraded connection to the engine's WebSocket session; false: it failed (closed). */
+  #start(socket: Duplex, extensions: string): boolean {
+    // The session runs inside the engine, on the connection the engine upgraded: a socket from
+    // anywhere else (a dispatcher not built on the engine) has no session to run.
+    if (!(socket instanceof EngineSocket)) {
+      socket.destroy();
+      this.#closed(new TypeError('WebSocket handshake failed: the dispatcher did not hand over an engine connection'));
+      return false;
+    }
+    try {
+      this.#id = socket.startWebSocket(this, { extensions, ...this.#limits });
+    } catch (e) {
+      socket.destroy();
+      this.#closed(new TypeError(`WebSocket handshake failed: ${(e as Error).message}`));
+      return false;
+    }
+    if (this.#id === 0) this.#closed(new TypeError('WebSocket connection closed abnormally'));
+    return this.#id !== 0;
+  }
+
+  /** Hands the engine one chunk of `size` bytes; whether its pipe took it below its high-water mark. */
+  #push(op: number, data: string | Uint8Array, size: number): boolean {
+    this.#pushed += size + 1;
+    return control.wsSend(this.#id, op, data);
   }
 
   /**
-   * Decodes `chunk`. The codec stops early when its replies (pongs) reach a budget: they are sent
-   * and, if the write queue is then full, the rest goes back to the socket until it drains.
+   * Counts a message carrying `amount` bytes of application data, just handed to the engine, in
+   * `bufferedAmount` until it is on its way; then `done`. One the engine took below its
+   * high-water mark is let go a microtask later, with the rest of the tick's; one it asked us to
+   * wait for, at the drain event that reports it taken.
    */
-  #read(socket: Duplex, chunk: Buffer): void {
-    let rest = chunk;
-    for (;;) {
-      let events: Buffer | null;
-      try {
-        events = this.#codec?.feed(rest) ?? null;
-      } catch (err) {
-        // The engine refused to go on (a caught panic): the connection fails, the process lives.
-        this.#error ??= new TypeError(`WebSocket connection failed: ${(err as Error).message}`, { cause: err });
-        this.readyState = CLOSING;
-        return void socket.destroy();
-      }
-      const took = events === null ? -1 : decodeEvents(events, this);
-      if (this.#replied) this.#sendReplies();
-      if (took < 0) return;
-      rest = rest.subarray(took);
-      if (this.#writeBlocked && this.readyState === OPEN) return void socket.unshift(rest);
-    }
-  }
-
-  /**
-   * The codec queued a frame carrying `amount` bytes of application data; `done` once written.
-   * Frames queued in one tick go out as one socket write from a microtask: a handler answering a
-   * batch of messages costs one write (and one engine wake-up) instead of one per message.
-   */
-  #queued(amount: number, done?: () => void): void {
-    const socket = this.#socket;
-    if (socket === null || socket.destroyed || socket.writableEnded) {
-      this.#codec?.takeFrames();
-      return done?.();
-    }
+  #sent(taken: boolean, amount: number, done?: () => void): void {
     this.bufferedAmount += amount;
-    this.#outAmount += amount;
-    if (done !== undefined) (this.#outDone ??= []).push(done);
-    if (!this.#flushQueued) {
-      this.#flushQueued = true;
-      queueMicrotask(this.#flush);
+    if (!taken) {
+      this.#waiting.push({ end: this.#pushed, amount, done });
+      return;
+    }
+    this.#takenAmount += amount;
+    if (done !== undefined) (this.#takenDone ??= []).push(done);
+    if (!this.#releaseQueued) {
+      this.#releaseQueued = true;
+      queueMicrotask(this.#release);
     }
   }
 
-  /** Application bytes and write callbacks of the frames not yet handed to the socket. */
-  #outAmount = 0;
-  #outDone: (() => void)[] | null = null;
-  #flushQueued = false;
-
-  /** Writes every queued frame, in order, as one buffer. */
-  readonly #flush = (): void => {
-    this.#flushQueued = false;
-    const frames = this.#codec?.takeFrames() ?? null;
-    const amount = this.#outAmount;
-    const done = this.#outDone;
-    this.#outAmount = 0;
-    this.#outDone = null;
-    const socket = this.#socket;
-    if (frames === null || socket === null || socket.destroyed || socket.writableEnded) {
-      this.bufferedAmount -= amount;
-      if (done !== null) for (const d of done) d();
-      return;
-    }
-    this.#handed += frames.length;
-    if (amount === 0 && done === null) {
-      socket.write(frames);
-      return;
-    }
-    socket.write(frames, () => {
-      this.bufferedAmount -= amount;
-      if (done !== null) for (const d of done) d();
-    });
+  readonly #release = (): void => {
+    this.#releaseQueued = false;
+    const done = this.#takenDone;
+    this.bufferedAmount -= this.#takenAmount;
+    this.#takenAmount = 0;
+    this.#takenDone = null;
+    if (done !== null) for (const d of done) d();
   };
 
+  /** Lets go of the waiting sends that end at or before `taken` bytes (all of them: Infinity). */
+  #releaseWaiting(taken: number): void {
+    let n = 0;
+    while (n < this.#waiting.length && this.#waiting[n]!.end <= taken) n++;
+    if (n === 0) return;
+    const released = this.#waiting.splice(0, n);
+    for (const w of released) this.bufferedAmount -= w.amount;
+    for (const w of released) w.done?.();
+  }
+
   sendText(data: string, amount: number, done?: () => void): void {
-    if (this.#codec?.text(data)) this.#queued(amount, done);
-    else done?.();
+    if (this.readyState !== OPEN) return done?.();
+    this.#sent(this.#push(TEXT, data, amount), amount, done);
   }
 
   sendBinary(data: Uint8Array, done?: () => void): void {
-    if (this.#codec?.binary(data)) this.#queued(data.byteLength, done);
-    else done?.();
+    if (this.readyState !== OPEN) return done?.();
+    this.#sent(this.#push(BINARY, data, data.byteLength), data.byteLength, done);
   }
 
   /** A ping (or an unsolicited pong) of at most 125 bytes. */
   ping(data: Uint8Array, pong = false): void {
-    if (this.readyState === OPEN && this.#codec?.ping(pong, data)) this.#queued(0);
+    if (this.readyState === OPEN) this.#push(pong ? PONG : PING, data, data.byteLength);
   }
 
   /** Starts the closing handshake; `code` undefined: a close frame without a status. */
@@ -214,9 +209,14 @@ export class WebSocketConnection implements CodecSink {
       return;
     }
     this.readyState = CLOSING;
-    if (this.#codec!.close(code ?? -1, reason)) this.#queued(0);
-    this.#applyReading();
-    this.#armTimer();
+    let payload: Buffer = Buffer.alloc(0);
+    if (code !== undefined) {
+      payload = Buffer.allocUnsafe(2 + Buffer.byteLength(reason));
+      payload.writeUInt16BE(code, 0);
+      payload.write(reason, 2);
+    }
+    this.#push(CLOSE, payload, payload.length);
+    this.#closing();
   }
 
   /** A reader stops (false) or restarts (true) reading from the server. */
@@ -226,80 +226,18 @@ export class WebSocketConnection implements CodecSink {
   }
 
   #applyReading(): void {
-    // Once our close went out pings are no longer answered, and the server's close frame may sit
-    // behind unread messages: read on, whatever a reader wants or the write queue holds.
-    const closing = this.readyState === CLOSING;
-    if (closing || (!this.#readerFull && !this.#writeBlocked)) this.#socket?.resume();
-    else this.#socket?.pause();
+    if (this.#id === 0 || this.readyState === CLOSED) return;
+    // Once closing, the server's close frame may sit behind unread messages: read on, whatever a
+    // reader wants.
+    if (this.readyState === CLOSING || !this.#readerFull) control.resume(this.#id);
+    else control.pause(this.#id);
   }
 
-  /**
-   * Writes the codec's replies at once, not a microtask later, so the write queue's state is known
-   * before more is decoded: a full one stops reading until it drains, as undici does.
-   */
-  #sendReplies(): void {
-    this.#replied = false;
-    const socket = this.#socket;
-    // Whether the queue was already full of what the application sent (a large upload).
-    const fullBefore = socket !== null && socket.writableLength >= socket.writableHighWaterMark;
-    this.#flush();
-    if (socket === null || this.#writeBlocked || !socket.writableNeedDrain) return;
-    this.#writeBlocked = true;
-    this.#applyReading();
-    socket.once('drain', () => {
-      this.#writeBlocked = false;
-      this.#clearStall();
-      this.#applyReading();
-    });
-    // Only a queue our replies filled can fail the connection: the application's own large sends
-    // to a slow server only pause reading (as in undici) however long they take.
-    if (!fullBefore) this.#watchStall(socket, this.#handed - socket.writableLength);
-  }
-
-  /**
-   * While reading waits for the write queue, fails the connection with 1008 if the server takes
-   * none of it for `stalledWriteTimeout` ms: it sends and never reads, and the connection would
-   * otherwise hang for ever with our replies in memory.
-   */
-  #watchStall(socket: Duplex, written: number): void {
-    const ms = this.#limits.stalledWriteTimeout;
-    if (ms === 0) return;
-    this.#stallTimer = setTimeout(() => {
-      this.#stallTimer = null;
-      if (!this.#writeBlocked || socket.destroyed) return;
-      // Some of the queue went out (whatever was added since): the server reads, slowly. Wait on.
-      const now = this.#handed - socket.writableLength;
-      if (now > written) return this.#watchStall(socket, now);
-      this.#error ??= new TypeError(
-        `WebSocket connection failed (1008): the server left ${socket.writableLength} bytes of our frames unread for ${ms} ms`,
-      );
-      // The close frame is queued behind what the server does not read: it cannot arrive, so the
-      // connection ends here.
-      this.#codec?.close(1008, '');
-      this.readyState = CLOSING;
-      socket.destroy();
-    }, ms).unref();
-  }
-
-  #clearStall(): void {
-    if (this.#stallTimer !== null) clearTimeout(this.#stallTimer);
-    this.#stallTimer = null;
-  }
-
-  #armTimer(): void {
-    if (this.#timer !== null) return;
-    this.#timer = setTimeout(() => this.#socket?.destroy(), CLOSE_TIMEOUT_MS).unref();
-  }
-
-  /** Both sides sent their close (or we failed): half-close and wait for the server's FIN. */
-  #finishWriting(): void {
+  /** The closing handshake began: read on, and give the server a while to finish it. */
+  #closing(): void {
     this.readyState = CLOSING;
-    // Whatever is queued (the close reply last) goes out before the half-close.
-    this.#flush();
-    const socket = this.#socket;
-    if (socket !== null && !socket.destroyed && !socket.writableEnded) socket.end();
     this.#applyReading();
-    this.#armTimer();
+    if (this.#timer === null) this.#timer = setTimeout(() => this.#closed(null), CLOSE_TIMEOUT_MS).unref();
   }
 
   #closed(error: Error | null): void {
@@ -307,11 +245,17 @@ export class WebSocketConnection implements CodecSink {
     this.readyState = CLOSED;
     if (this.#timer !== null) clearTimeout(this.#timer);
     this.#timer = null;
-    this.#clearStall();
+    if (this.#id !== 0) {
+      // Ends the session if it still runs (the close timer); a no-op once the engine ended it.
+      control.abort(this.#id);
+      closeRequest(this.#id);
+    }
+    this.#releaseWaiting(Infinity);
     const received = this.#received;
-    const wasClean = this.#codec?.closedCleanly === true && this.#error === null;
     const info: CloseInfo =
-      received === null ? { wasClean: false, code: 1006, reason: '' } : { wasClean, code: received.code, reason: received.reason };
+      received === null
+        ? { wasClean: false, code: 1006, reason: '' }
+        : { wasClean: this.#error === null, code: received.code, reason: received.reason };
     const why = error ?? this.#error ?? (received === null ? new TypeError('WebSocket connection closed abnormally') : null);
     if (why !== null && info.code === 1006 && hasSubscribers('websocket:socket_error')) publish('websocket:socket_error', why);
     if (hasSubscribers('websocket:close')) {
@@ -320,28 +264,41 @@ export class WebSocketConnection implements CodecSink {
     this.#host.onClose(info, why);
   }
 
-  // CodecSink: what the engine decoded.
-  onMessage(data: string | Buffer): void {
+  // RequestSink: the session's events.
+  onWsMessage(data: string | Buffer): void {
     this.#host.onMessage(data);
   }
-  onPing(data: Buffer): void {
+  onWsPing(data: Buffer): void {
     if (hasSubscribers('websocket:ping')) publish('websocket:ping', { payload: data, websocket: this.#owner });
     this.#host.onPing(data);
   }
-  onPong(data: Buffer): void {
+  onWsPong(data: Buffer): void {
     if (hasSubscribers('websocket:pong')) publish('websocket:pong', { payload: data, websocket: this.#owner });
     this.#host.onPong(data);
   }
-  onCloseFrame(code: number, reason: string): void {
-    this.#received = { code, reason };
-    this.#finishWriting();
+  onWsClose(code: number, reason: string): void {
+    // The engine answered it (unless our close went first) and half-closes once that is out.
+    this.#received = { code: code === 0 ? 1005 : code, reason };
+    this.#closing();
   }
-  onWrite(): void {
-    // Sent when the chunk is decoded (#sendReplies).
-    this.#replied = true;
-  }
-  onFail(code: number, reason: string): void {
+  onWsFail(code: number, reason: string): void {
     this.#error ??= new TypeError(`WebSocket connection failed (${code}): ${reason}`);
-    this.#finishWriting();
+    this.#closing();
   }
+  onEngineBodyDrain(taken: number): void {
+    this.#releaseWaiting(taken);
+  }
+  /** The connection closed (the server's end, or the engine ended the session). */
+  onEngineEnd(): void {
+    this.#closed(null);
+  }
+  onEngineError(code: number, errno: string, message: string, socket: string): void {
+    this.#error ??= engineError(code, errno, message, socket);
+    this.#closed(null);
+  }
+  // The HTTP side of the request is over.
+  onEngineHead(): void {}
+  onEngineData(): void {}
+  onEngineUpgrade(): void {}
+  onEngineRetry(): void {}
 }

@@ -8,10 +8,13 @@ import type { Duplex } from 'node:stream';
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Dispatcher } from '../dispatcher/dispatcher.js';
 import type { DispatchController, DispatchHandler } from '../core/types.js';
-import { extensionOffer } from './native.js';
+import { binding } from '../native/binding.js';
+import { kWebSocketSession } from '../dispatcher/engine/engine-socket.js';
 import type { HeadersInit } from '../fetch/fetch-types.js';
 
 const ACCEPT_GUID = '258EAFA5-E914-47DA-95CA-C5AB0DC85B11';
+/** The `Sec-WebSocket-Extensions` offer (permessage-deflate, as browsers send it), the engine's. */
+const extensionOffer: string = (binding as unknown as { websocketExtensionOffer(): string }).websocketExtensionOffer();
 // RFC 7230 token characters.
 const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 
@@ -216,6 +219,8 @@ export function openHandshake(h: Handshake, settle: Settle): (reason: Error) => 
       body: null,
       // The handshake's own request lines print under NODE_DEBUG=websocket.
       [kDebugScope]: 'websocket',
+      // The engine's WebSocket session takes the connection once the answer checks out.
+      [kWebSocketSession]: true,
       ...(h1Only ? { allowH2: false } : null),
     };
     try {

@@ -148,6 +148,17 @@ impl Engine {
             c.abort();
         }
     }
+    /// Starts the WebSocket session on upgraded request `id`, held since its 101 (`ws::session`).
+    /// False: the request is gone (its connection closed meanwhile).
+    pub fn start_websocket(&self, id: u32, start: crate::ws::start::Start) -> bool {
+        match self.shared.ctl(id) {
+            Some(c) => {
+                c.start_websocket(start);
+                true
+            }
+            None => false,
+        }
+    }
     /// A request's streamed body failed after some of it was written: that part still goes out,
     /// then the request is aborted.
     pub fn fail_body(&self, id: u32) {

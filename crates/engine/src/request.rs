@@ -29,6 +29,9 @@ pub mod flags {
         OBSERVE = 32,
         /// Send `expect: 100-continue` and hold the body until a 100 arrives (HTTP/2 only, as undici).
         EXPECT_CONTINUE = 64,
+        /// A WebSocket handshake: from its 101 on the connection reads nothing until JS starts the
+        /// engine's WebSocket session on it (`ReqCtl::start_websocket`) or resumes it as a tunnel.
+        WEBSOCKET = 128,
     });
 }
 
@@ -105,6 +108,8 @@ impl Breach {
 
 const PAUSED: u8 = 1;
 const ABORTED: u8 = 2;
+/// A WebSocket handshake's connection waits for JS (`hold_for_websocket`).
+const WS_HELD: u8 = 4;
 
 /// Bytes JS wrote for a request (a streamed body, or what goes up an upgraded connection) that the
 /// connection has not taken yet.
@@ -136,6 +141,8 @@ pub struct ReqCtl {
     state: AtomicU8,
     waker: Mutex<Option<Waker>>,
     pipe: Mutex<Pipe>,
+    /// How the WebSocket session runs, from JS once the handshake checked out (`ws::session`).
+    websocket: Mutex<Option<crate::ws::start::Start>>,
     /// When each phase of the request ended (`timings.rs`).
     pub timings: Stamps,
 }
@@ -195,6 +202,25 @@ impl ReqCtl {
         p.inbox.bytes = 0;
         let drained = std::mem::take(&mut p.inbox.drain_wanted);
         Taken { chunks, ended: p.ended, failed: p.failed, drained }
+    }
+
+    /// At a WebSocket handshake's 101 (`flags::WEBSOCKET`): nothing is read until JS starts the
+    /// WebSocket session, or resumes the request to read it as a tunnel.
+    pub fn hold_for_websocket(&self) {
+        self.state.fetch_or(PAUSED | WS_HELD, Ordering::AcqRel);
+    }
+    pub fn held_for_websocket(&self) -> bool {
+        self.state.load(Ordering::Acquire) & WS_HELD != 0
+    }
+
+    /// Starts the WebSocket session on this upgraded request's connection (`flags::WEBSOCKET`).
+    pub fn start_websocket(&self, start: crate::ws::start::Start) {
+        *self.websocket.lock() = Some(start);
+        self.resume();
+    }
+
+    pub fn take_websocket(&self) -> Option<crate::ws::start::Start> {
+        self.websocket.lock().take()
     }
 
     fn wake(&self) {

@@ -5,6 +5,7 @@
 import { closeRequest, createPool, engineKind, forgetPool, openSinks, scheduleFlush, type EngineKind } from '../../native/engine.js';
 import type { NativePool, PoolConfig } from '../../native/binding.js';
 import { RequestFlag } from '../../native/events.js';
+import { kWebSocketSession } from './engine-socket.js';
 import { ClientDestroyedError, InformationalError, InvalidArgumentError, RequestContentLengthMismatchError } from '../../core/errors.js';
 import { assertRequestHandler, checkRequestLine, checkRequestOptions, emptyBodyFor, packRequest, type PackedRequest } from '../../core/request.js';
 import { detachedController } from '../../handler/detached-controller.js';
@@ -164,6 +165,10 @@ export class EngineDispatcher extends DispatcherBase implements RequestOwner {
   #send(req: EngineRequest, opts: DispatchOptions, p: PackedRequest): void {
     if (req.done) return;
     let { flags } = p;
+    if ((opts as { [kWebSocketSession]?: boolean })[kWebSocketSession] === true) {
+      flags |= RequestFlag.WEBSOCKET;
+      req.holdForWebSocket();
+    }
     // Diagnostics channels and NODE_DEBUG (core/diagnostics.ts): null unless someone listens.
     const trace = observeRequest(this.#origin, opts, p.path, p.host, p.headers, p.body, p.stream !== null);
     let added = '';

@@ -33,6 +33,8 @@ const SENT_REPORTED = 4;
 const SOLE_READER = 8;
 /** The body's source failed: the abort lets the engine write what it was given first. */
 const BODY_FAILED = 16;
+/** A WebSocket handshake: the engine holds its upgraded connection (EngineSocket `held`). */
+const WEBSOCKET = 32;
 
 const toBuffers = (raw: string[] | null): Buffer[] | null => (raw === null ? null : latin1Buffers(raw));
 
@@ -115,6 +117,11 @@ export class EngineRequest extends RequestController implements RequestSink {
     control.resume(this.id);
   }
 
+  /** Dispatched with RequestFlag.WEBSOCKET. */
+  holdForWebSocket(): void {
+    this.#flags |= WEBSOCKET;
+  }
+
   /** Re-sends a pause the engine could not see yet (made before the request was dispatched). */
   syncPause(): void {
     if (this.paused && !this.done) control.pause(this.id);
@@ -193,7 +200,7 @@ export class EngineRequest extends RequestController implements RequestSink {
     this.#rawHeaders = raw;
     // undici publishes the head of a CONNECT / upgrade answer too (Request.onRequestUpgrade).
     if (this.trace !== null) this.trace.responseHeaders(status, reason, raw, headers);
-    const socket = new EngineSocket(this.id, addrs);
+    const socket = new EngineSocket(this.id, addrs, (this.#flags & WEBSOCKET) !== 0);
     // The request is complete for its dispatcher; the engine routes the tunnel's bytes to the socket.
     routeRequest(this.id, socket);
     this.#flags |= TUNNELLED;

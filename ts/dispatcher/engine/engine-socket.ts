@@ -3,10 +3,24 @@
 // reads arrive as the request's DATA events, `end()` half-closes, `destroy()` closes. The server's
 // end ends our side too (allowHalfOpen false), as a net.Socket's default and undici's socket do.
 import { Duplex } from 'node:stream';
-import { closeRequest, control } from '../../native/engine.js';
+import { closeRequest, control, routeRequest } from '../../native/engine.js';
 import { parseAddrs } from '../../native/addrs.js';
 import { engineError } from '../../native/error-codes.js';
 import type { RequestSink } from '../../native/events.js';
+
+/**
+ * Set (true) on a WebSocket handshake's dispatch options: the engine holds the upgraded connection
+ * for its WebSocket session (`startWebSocket`) instead of tunnelling its bytes.
+ */
+export const kWebSocketSession: unique symbol = Symbol('ferro.webSocketSession');
+
+/** How a WebSocket session is started on the socket (ts/websocket/connection.ts). */
+export interface WebSocketStart {
+  extensions: string;
+  maxPayloadSize: number;
+  maxFragments: number;
+  stalledWriteTimeout: number;
+}
 
 export class EngineSocket extends Duplex implements RequestSink {
   readonly #id: number;
@@ -24,9 +38,11 @@ export class EngineSocket extends Duplex implements RequestSink {
   readonly encrypted: boolean;
 
   /** `addrs`: the engine's description of the connection's endpoints (ts/native/addrs.ts). */
-  constructor(id: number, addrs: string) {
+  /** `held`: dispatched with kWebSocketSession; the engine reads nothing until told how to go on. */
+  constructor(id: number, addrs: string, held = false) {
     super({ allowHalfOpen: false });
     this.#id = id;
+    this.#paused = held;
     const a = parseAddrs(addrs);
     this.localAddress = a.localAddress;
     this.localPort = a.localPort;
@@ -35,6 +51,22 @@ export class EngineSocket extends Duplex implements RequestSink {
     this.remoteFamily = a.remoteFamily;
     this.encrypted = a.encrypted;
     this.alpnProtocol = a.alpnProtocol;
+  }
+
+  /**
+   * Hands the connection to the engine's WebSocket session, whose events go to `sink` from now on;
+   * this socket is done with it. Returns the engine request the session runs as (0: the
+   * connection is already gone); throws when the engine refuses `start.extensions`.
+   */
+  startWebSocket(sink: RequestSink, start: WebSocketStart): number {
+    const { extensions, maxPayloadSize, maxFragments, stalledWriteTimeout } = start;
+    if (this.#closed) return 0;
+    if (!control.wsStart(this.#id, extensions, maxPayloadSize, maxFragments, stalledWriteTimeout)) return 0;
+    routeRequest(this.#id, sink);
+    // The request is the session's now: destroying this socket must not abort it.
+    this.#closed = true;
+    this.destroy();
+    return this.#id;
   }
 
   /** Bytes from the server. */

@@ -438,6 +438,10 @@ impl Http1 {
                     self.mark = Instant::now();
                 }
                 Decoded::Upgrade(head) => {
+                    if front.req.has(flags::WEBSOCKET) {
+                        // Before JS can see the 101: nothing is read until it says how to go on.
+                        front.req.ctl.hold_for_websocket();
+                    }
                     w.upgrade(id, &head, &self.addrs);
                     let Some(f) = self.pipe.inflight.pop_front() else {
                         return Ok(());

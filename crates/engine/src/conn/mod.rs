@@ -9,7 +9,7 @@
 //!
 //! HTTP/2 sessions live in `crate::h2`. Every session takes work through the pool's `ConnOwner`
 //! interface.
-mod buffers;
+pub(crate) mod buffers;
 mod connect;
 mod http1;
 mod pipeline;

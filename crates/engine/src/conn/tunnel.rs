@@ -9,6 +9,7 @@ use crate::owner::ConnOwner;
 use crate::registry::{EventSink, Shared};
 use crate::request::{ReqCtl, PIPE_HIGH_WATER};
 use crate::transport::Transport;
+use crate::ws;
 use std::future::poll_fn;
 use std::pin::Pin;
 use std::sync::Arc;
@@ -20,6 +21,16 @@ use tokio::io::AsyncWrite;
 pub(super) async fn run(pool: Arc<dyn ConnOwner>, up: Upgraded) -> End {
     let Upgraded { io, mut bufs, id, ctl } = up;
     let shared = pool.shared().clone();
+    // A WebSocket handshake's: the engine's WebSocket session takes over once JS checked the
+    // answer, unless JS reads it as a plain tunnel after all.
+    if ctl.held_for_websocket() {
+        if let Some(start) = ws::session::started(&ctl).await {
+            return match ws::session::run(shared, io, bufs, id, ctl, start).await {
+                Ok(why) => End::Clean(why),
+                Err(e) => End::io(e),
+            };
+        }
+    }
     // Bytes the server sent right behind the head are the tunnel's first.
     if !bufs.rbuf.is_empty() {
         let rest = bufs.rbuf.split().freeze();
