@@ -6,6 +6,7 @@
 //   <lib>-request-text    request() + body.text()
 //   <lib>-request-dump    request() + body.dump() (bytes taken from content-length: dump discards them)
 //   <lib>-request-iter    request() + for await (const chunk of body)
+//   ferro-request-timings request() + body.arrayBuffer(), then reads every field of res.timings
 //   <lib>-stream          stream() into a Writable per request
 //   <lib>-dispatch        dispatch() with a minimal controller handler that counts body bytes
 //   <lib>-fetch           fetch(url, { dispatcher }) + res.arrayBuffer()
@@ -106,6 +107,14 @@ const CONSUMERS = {
   iter: async (res) => {
     let bytes = 0;
     for await (const chunk of res.body) bytes += chunk.length;
+    return bytes;
+  },
+  // ferro's request timings, every field read (what reading them costs, against ferro-request).
+  timings: async (res) => {
+    const bytes = (await res.body.arrayBuffer()).byteLength;
+    const t = res.timings;
+    const total = t.queued + t.dns + t.connect + t.tls + t.requestSent + t.firstByte + t.end;
+    if (!(total > 0 && t.end >= t.firstByte)) throw new Error('request timings missing');
     return bytes;
   },
 };
@@ -316,6 +325,7 @@ const APIS = {
   'request-text': (loaded, cfg) => requestContender(loaded, cfg, 'text'),
   'request-dump': (loaded, cfg) => requestContender(loaded, cfg, 'dump'),
   'request-iter': (loaded, cfg) => requestContender(loaded, cfg, 'iter'),
+  'request-timings': (loaded, cfg) => requestContender(loaded, cfg, 'timings'),
   stream: streamContender,
   dispatch: dispatchContender,
   fetch: fetchContender,

@@ -30,6 +30,8 @@ export const ALL_CONTENDERS = [
     ...DRIVER_CONTENDERS,
     // ferro's request API over Node sockets from a custom connector (the bridged transport).
     'ferro-bridged',
+    // request() reading every field of res.timings: what reading them costs, against ferro-request.
+    'ferro-request-timings',
     // request() through composed retry + redirect interceptors.
     'ferro-interceptors',
     'undici-interceptors',
@@ -39,7 +41,7 @@ export const ALL_CONTENDERS = [
 
 /** undici's same API, which a contender's ratios compare with. */
 export function baselineOf(c) {
-  if (c === 'node-http' || c === 'ferro-bridged') return 'undici-request';
+  if (c === 'node-http' || c === 'ferro-bridged' || c === 'ferro-request-timings') return 'undici-request';
   return c.replace(/^ferro-(inline-|threaded-)?/, 'undici-');
 }
 
