@@ -76,18 +76,25 @@ impl NativeEngine {
         Ok(self.engine.start_websocket(id, start))
     }
 
-    /// Queues a text message. False: wait for the request's drain event before sending more.
+    /// Queues a text message (`wsFlush` sends what was queued). False: wait for the request's
+    /// drain event before sending more.
     #[napi(catch_unwind)]
     pub fn ws_text(&self, id: u32, data: String) -> bool {
         let mut bytes = data.into_bytes();
         bytes.push(frame::TEXT);
-        self.engine.write(id, bytes)
+        self.engine.ws_queue(id, bytes)
     }
 
-    /// Queues a frame: `op` is the RFC 6455 opcode (BINARY, PING, PONG, or CLOSE with `data` the
+    /// Queues a frame (`wsFlush` sends it): `op` is the RFC 6455 opcode (BINARY, PING, PONG, or CLOSE with `data` the
     /// status code, big-endian, and reason). False: wait for the drain event before sending more.
     #[napi(catch_unwind)]
     pub fn ws_send(&self, id: u32, op: u32, data: BufferSlice<'_>) -> bool {
-        self.engine.write(id, chunk(&data, op as u8))
+        self.engine.ws_queue(id, chunk(&data, op as u8))
+    }
+
+    /// Wakes the session for what was queued: once per JS tick, however many messages it sent.
+    #[napi(catch_unwind)]
+    pub fn ws_flush(&self, id: u32) {
+        self.engine.ws_flush(id);
     }
 }

@@ -132,6 +132,8 @@ export interface NativeEngine {
   wsText(id: number, data: string): boolean;
   /** Queues a frame with RFC 6455 opcode `op` (binary, ping, pong, close); false: wait for the drain event. */
   wsSend(id: number, op: number, data: Uint8Array): boolean;
+  /** Sends what wsText / wsSend queued (they do not wake the engine: one flush per tick). */
+  wsFlush(id: number): void;
   /** Live requests and connection tasks in the engine (leak checks). */
   counts(): { requests: number; connections: number };
   close(): void;

@@ -222,11 +222,15 @@ export const control = {
   wsStart(id: number, extensions: string, maxPayloadSize: number, maxFragments: number, stalledWriteTimeout: number): boolean {
     return entryOf(id)?.native.wsStart(id, extensions, maxPayloadSize, maxFragments, stalledWriteTimeout) ?? false;
   },
-  /** A WebSocket message or control frame, `op` its RFC 6455 opcode; false: wait for the drain event. */
+  /** Queues a WebSocket message or control frame, `op` its RFC 6455 opcode (wsFlush sends); false: wait for the drain event. */
   wsSend(id: number, op: number, data: string | Uint8Array): boolean {
     const n = entryOf(id)?.native;
     if (n === undefined) return true;
     return typeof data === 'string' ? n.wsText(id, data) : n.wsSend(id, op, data);
+  },
+  /** Sends what wsSend queued for `id`. */
+  wsFlush(id: number): void {
+    entryOf(id)?.native.wsFlush(id);
   },
 };
 

@@ -143,8 +143,21 @@ export class WebSocketConnection implements RequestSink {
   /** Hands the engine one chunk of `size` bytes; whether its pipe took it below its high-water mark. */
   #push(op: number, data: string | Uint8Array, size: number): boolean {
     this.#pushed += size + 1;
-    return control.wsSend(this.#id, op, data);
+    const below = control.wsSend(this.#id, op, data);
+    // The engine is woken once for all a tick sends (one wake-up and one socket write for a
+    // handler answering a batch of messages), as requests are flushed.
+    if (!this.#flushQueued) {
+      this.#flushQueued = true;
+      queueMicrotask(this.#flush);
+    }
+    return below;
   }
+
+  #flushQueued = false;
+  readonly #flush = (): void => {
+    this.#flushQueued = false;
+    control.wsFlush(this.#id);
+  };
 
   /**
    * Counts a message carrying `amount` bytes of application data, just handed to the engine, in

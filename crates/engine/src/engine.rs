@@ -159,6 +159,20 @@ impl Engine {
             None => false,
         }
     }
+    /// Queues a WebSocket session's chunk without waking its connection (`ws_flush` does).
+    /// False: wait for the drain event before sending more.
+    pub fn ws_queue(&self, id: u32, chunk: Vec<u8>) -> bool {
+        match self.shared.ctl(id) {
+            Some(c) => c.queue_body(chunk),
+            None => false,
+        }
+    }
+    /// Wakes a WebSocket session's connection for what `ws_queue` queued.
+    pub fn ws_flush(&self, id: u32) {
+        if let Some(c) = self.shared.ctl(id) {
+            c.wake_for_body();
+        }
+    }
     /// A request's streamed body failed after some of it was written: that part still goes out,
     /// then the request is aborted.
     pub fn fail_body(&self, id: u32) {

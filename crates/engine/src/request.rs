@@ -172,15 +172,23 @@ impl ReqCtl {
     /// Queues bytes from JS (engine thread wakes to send them). False once JS should wait for a
     /// drain event before writing more.
     pub fn push_body(&self, chunk: Vec<u8>) -> bool {
-        let below = {
-            let mut p = self.pipe.lock();
-            if p.ended {
-                return true; // writes after end are dropped; JS guards against them
-            }
-            p.inbox.push(chunk, PIPE_HIGH_WATER)
-        };
+        let below = self.queue_body(chunk);
         self.wake();
         below
+    }
+
+    /// As `push_body`, without waking the connection: `wake_for_body` follows once JS queued all
+    /// it had (a WebSocket's messages of one JS tick: one wake, not one per message).
+    pub fn queue_body(&self, chunk: Vec<u8>) -> bool {
+        let mut p = self.pipe.lock();
+        if p.ended {
+            return true; // writes after end are dropped; JS guards against them
+        }
+        p.inbox.push(chunk, PIPE_HIGH_WATER)
+    }
+
+    pub fn wake_for_body(&self) {
+        self.wake();
     }
 
     pub fn end_body(&self) {
