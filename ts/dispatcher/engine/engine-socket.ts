@@ -15,7 +15,7 @@ import type { RequestSink } from '../../native/events.js';
 export const kWebSocketSession: unique symbol = Symbol('ferro.webSocketSession');
 
 /** How a WebSocket session is started on the socket (ts/websocket/connection.ts). */
-export interface WebSocketStart {
+interface WebSocketStart {
   extensions: string;
   maxPayloadSize: number;
   maxFragments: number;
