@@ -172,3 +172,28 @@ describe('WebSocket diagnostics channels', () => {
     expect(closes).toEqual([{ websocket: ws, code: 1000, reason: 'goodbye' }]);
   });
 });
+
+describe('WebSocket handshake: the engine runs the session', () => {
+  it('a dispatcher handing over a socket of its own (not an engine connection) fails the handshake', async () => {
+    const { PassThrough } = await import('node:stream');
+    const { Dispatcher: PublicDispatcher } = await import('../ts/index.js');
+    const given: InstanceType<typeof PassThrough>[] = [];
+    class OwnSocket extends PublicDispatcher {
+      override dispatch(options: Dispatcher.DispatchOptions, handler: Dispatcher.DispatchHandler): boolean {
+        const key = (options.headers as Record<string, string>)['sec-websocket-key']!;
+        const headers = { upgrade: 'websocket', connection: 'upgrade', 'sec-websocket-accept': acceptKey(key) };
+        const socket = new PassThrough();
+        given.push(socket);
+        const controller = { abort() {}, pause() {}, resume() {}, paused: false, aborted: false, reason: null };
+        queueMicrotask(() => handler.onRequestUpgrade?.(controller as never, 101, headers, socket));
+        return true;
+      }
+    }
+    const ws = new WebSocket('ws://127.0.0.1:1/', { dispatcher: new OwnSocket() });
+    const [error] = (await once(ws, 'error')) as [ErrorEvent];
+    expect(error.error).toBeInstanceOf(TypeError);
+    expect(error.error.message).toBe('WebSocket handshake failed: the dispatcher did not hand over an engine connection');
+    expect(ws.readyState).toBe(WebSocket.CLOSED);
+    expect(given[0]!.destroyed).toBe(true);
+  });
+});
