@@ -16,7 +16,7 @@ export const u32 = (b: Uint8Array, o: number): number =>
  * `id` and payload bounds `start`..`end` in the batch. A cursor, not a generator: the HTTP event
  * loop runs per response, and this costs no object per frame.
  */
-export class Frames {
+class Frames {
   kind = 0;
   id = 0;
   start = 0;
