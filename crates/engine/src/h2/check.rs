@@ -305,7 +305,11 @@ fn session(setup: Setup, pieces: Vec<(Bytes, u32)>, record: bool) -> Ran {
                 body,
                 stream_length: StreamLength::Chunked,
                 flags: expect,
-                limits: Default::default(),
+                // The pool copies its limits into each request it queues; this harness queues by hand.
+                limits: crate::request::Limits {
+                    max_response_size: opts.max_response_size,
+                    ..Default::default()
+                },
                 ctl,
                 retries: 0,
             });
@@ -351,7 +355,8 @@ fn parse_head(p: &[u8]) -> (u16, Option<u64>) {
             length = std::str::from_utf8(&p[at - v..at]).ok().and_then(|s| s.parse().ok());
         }
     }
-    assert_eq!(at, p.len(), "HEAD payload length");
+    // The fields are followed by the request's six f64 timings (`events.rs`).
+    assert_eq!(at + 6 * 8, p.len(), "HEAD payload length");
     (status, length)
 }
 
