@@ -143,6 +143,8 @@ export interface NativeEngine {
   readonly fallback: string | null;
   /** Inline engines: runs what is ready now; its events arrive on a later turn. */
   tick(): void;
+  /** `pool.flush()` then `tick()`, in one crossing. */
+  flushTick(pool: NativePool): void;
 }
 
 /** One body's content decoder (src/coding.rs); each call returns at most 64 KiB, null: none ready. */
@@ -153,8 +155,6 @@ export interface NativeDecoder {
   end(): void;
   /** Decodes into `out` (at most 64 KiB); 0: nothing until more input (after `end`: complete). */
   readInto(out: Buffer): number;
-  /** `pool.flush()` then `tick()`, in one crossing. */
-  flushTick(pool: NativePool): void;
   /** Frees the state of a decoder whose body was abandoned (done already after the end or an error). */
   release(): void;
 }
