@@ -6,8 +6,8 @@
 #![deny(clippy::undocumented_unsafe_blocks)]
 
 mod binding;
-mod conn_cap;
 mod coding;
+mod conn_cap;
 mod dns;
 #[cfg(target_os = "linux")]
 mod inline;

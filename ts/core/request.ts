@@ -93,7 +93,7 @@ export interface PackedRequest {
 }
 
 /** undici's request-target rule: any character from U+0021 to U+00FF (DEL and obs-text included), one byte each. */
-export function isRequestPath(path: string): boolean {
+function isRequestPath(path: string): boolean {
   return !/[^\u0021-\u00ff]/.test(path);
 }
 

@@ -402,7 +402,8 @@ mod tests {
         assert_eq!(batch.len(), batch.bytes.len() + OWN_MIN + 70_000);
 
         batch.clear();
-        assert!(batch.is_empty() && batch.own().is_empty() && batch.len() == 0);
+        assert!(batch.is_empty() && batch.own().is_empty());
+        assert_eq!(batch.len(), 0);
     }
 
     #[test]

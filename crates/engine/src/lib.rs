@@ -8,9 +8,9 @@ pub mod cap;
 #[cfg(test)]
 mod cap_tests;
 mod codes;
+pub mod coding;
 #[allow(unsafe_code)]
 pub mod conn;
-pub mod coding;
 pub mod dns;
 #[allow(unsafe_code)]
 pub mod driver;

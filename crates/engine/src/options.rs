@@ -29,7 +29,7 @@ pub struct PoolOptions {
     /// Settings for sessions where ALPN chose h2.
     pub h2: crate::h2::options::H2Options,
     /// HTTP/3 (`allowH3`): None, never; else when a connection tries QUIC (`h3::route`).
-    pub h3: Option<crate::h3::H3Options>,
+    pub h3: Option<crate::h3::options::H3Options>,
     /// A cap on connections shared with other pools (an Agent's `maxGlobalConnections`).
     pub cap: Option<std::sync::Arc<crate::cap::ConnCap>>,
 }

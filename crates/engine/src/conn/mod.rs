@@ -18,12 +18,9 @@ mod tunnel;
 
 use crate::error::ErrorCode;
 use crate::owner::ConnOwner;
-use session::{End, Protocol};
+use session::{End, Protocol, GAVE_UP};
 use std::sync::Arc;
 use tokio::sync::Notify;
-
-/// Why a connection attempt nobody waits for was given up (undici's words).
-pub(crate) const GAVE_UP: &str = "no request waits for this connection";
 
 /// `give_up` is notified when no request waits for this connection any more while it connects
 /// (undici cancels such an attempt): the attempt ends without failing anything.

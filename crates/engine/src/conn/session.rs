@@ -115,6 +115,9 @@ pub(super) fn fail_lost(pool: &dyn ConnOwner, ids: &[u32]) {
     }
 }
 
+/// Why a connection attempt nobody waits for was given up (undici's words).
+pub(crate) const GAVE_UP: &str = "no request waits for this connection";
+
 #[cfg(test)]
 mod tests {
     use super::*;

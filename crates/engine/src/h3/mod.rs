@@ -20,7 +20,7 @@ pub mod tls;
 pub use options::H3Options;
 pub use route::Route;
 
-use crate::conn::GAVE_UP;
+use crate::conn::session::GAVE_UP;
 use crate::error::ErrorCode;
 use crate::owner::ConnOwner;
 use connect::{attempt, Attempt};

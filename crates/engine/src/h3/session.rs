@@ -6,7 +6,7 @@
 //! takes no more work and the pool hears `disconnect` (so queued requests get a new connection),
 //! that request goes back to the queue, and streams under way finish. A session with no stream
 //! open for `keepAliveTimeout` closes, as an idle h1 / h2 connection does.
-use super::stream::{Outcome, Signals, Stream};
+use super::stream::{describe_connection as describe, Outcome, Signals, Stream};
 use crate::driver::task::tracked;
 use crate::driver::Timer;
 use crate::error::ErrorCode;
@@ -17,7 +17,6 @@ use crate::owner::{ConnOwner, Resend};
 use crate::request::{flags, Request, StreamLength};
 use bytes::Bytes;
 use h3::client::SendRequest;
-use h3::error::ConnectionError;
 use h3_quinn::OpenStreams;
 use quinn::{Connection, Endpoint, VarInt};
 use std::future::{poll_fn, Future};
@@ -234,20 +233,4 @@ impl Session {
         }
         self.pool.disconnected(self.conn_id, code, msg, "");
     }
-}
-
-/// How a connection failure reaches JS.
-pub(crate) fn describe(e: &ConnectionError) -> (ErrorCode, String) {
-    use h3::quic::ConnectionErrorIncoming as In;
-    let msg = match e {
-        ConnectionError::Timeout { .. } => "HTTP/3: the connection timed out".to_string(),
-        ConnectionError::Remote { 0: In::ApplicationClose { error_code }, .. } => {
-            format!("HTTP/3: connection closed by the server with code {error_code:#x}")
-        }
-        ConnectionError::Remote { 0: In::Timeout, .. } => {
-            "HTTP/3: the connection timed out".to_string()
-        }
-        other => format!("HTTP/3: {other:?}"),
-    };
-    (ErrorCode::Socket, msg)
 }

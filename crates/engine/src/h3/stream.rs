@@ -12,7 +12,7 @@ use crate::owner::ConnOwner;
 use crate::request::{flags, Breach, Limits, ReqCtl, Request, StreamLength};
 use bytes::{Buf, Bytes};
 use h3::client::{RequestStream, SendRequest};
-use h3::error::{Code, StreamError};
+use h3::error::{Code, ConnectionError, StreamError};
 use h3_quinn::{OpenStreams, RecvStream, SendStream};
 use std::future::{poll_fn, Future};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -266,7 +266,7 @@ pub(crate) fn describe(e: &StreamError) -> Failure {
         StreamError::RemoteTerminate { code, .. } => {
             (ErrorCode::Socket, format!("HTTP/3: stream reset by the server with code {code}"))
         }
-        StreamError::ConnectionError { 0: c, .. } => super::session::describe(c),
+        StreamError::ConnectionError { 0: c, .. } => describe_connection(c),
         StreamError::RemoteClosing { .. } => {
             (ErrorCode::Socket, "HTTP/3: \"GOAWAY\" frame received".to_string())
         }
@@ -359,4 +359,21 @@ async fn send_body(
             return tx.finish().await.map_err(io);
         }
     }
+}
+
+/// How a connection failure reaches JS (here, not in session.rs, so a stream needs nothing from
+/// its session).
+pub(crate) fn describe_connection(e: &ConnectionError) -> (ErrorCode, String) {
+    use h3::quic::ConnectionErrorIncoming as In;
+    let msg = match e {
+        ConnectionError::Timeout { .. } => "HTTP/3: the connection timed out".to_string(),
+        ConnectionError::Remote { 0: In::ApplicationClose { error_code }, .. } => {
+            format!("HTTP/3: connection closed by the server with code {error_code:#x}")
+        }
+        ConnectionError::Remote { 0: In::Timeout, .. } => {
+            "HTTP/3: the connection timed out".to_string()
+        }
+        other => format!("HTTP/3: {other:?}"),
+    };
+    (ErrorCode::Socket, msg)
 }
