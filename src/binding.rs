@@ -358,14 +358,14 @@ pub struct NativeEngineCounts {
 /// what needs them otherwise.
 #[cfg_attr(test, allow(dead_code))] // only JS calls it: no napi registration in test builds
 #[napi(catch_unwind)]
-pub fn test_hooks() -> bool {
+pub(crate) fn test_hooks() -> bool {
     cfg!(feature = "test-hooks")
 }
 
 /// The header names events send as an index (`header_names.rs`), in index order.
 #[cfg_attr(test, allow(dead_code))] // only JS calls it: no napi registration in test builds
 #[napi(catch_unwind)]
-pub fn known_header_names() -> Vec<&'static str> {
+pub(crate) fn known_header_names() -> Vec<&'static str> {
     ferro_engine::header_names::KNOWN.to_vec()
 }
 
@@ -373,8 +373,8 @@ pub fn known_header_names() -> Vec<&'static str> {
 /// test can check the TypeScript constants against the one definition.
 #[cfg_attr(test, allow(dead_code))] // only JS calls it: no napi registration in test builds
 #[napi(catch_unwind)]
-pub fn boundary_codes() -> std::collections::HashMap<String, std::collections::HashMap<String, u32>>
-{
+pub(crate) fn boundary_codes(
+) -> std::collections::HashMap<String, std::collections::HashMap<String, u32>> {
     ferro_engine::boundary_codes()
         .into_iter()
         .map(|(group, table)| {

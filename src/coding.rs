@@ -62,7 +62,7 @@ impl NativeDecoder {
 // Only JS calls it (the napi registration is absent from test builds).
 #[cfg_attr(test, allow(dead_code))]
 #[napi(catch_unwind)]
-pub fn create_decoder(
+pub(crate) fn create_decoder(
     content_encoding: String,
     max_size: f64,
     lenient: bool,
@@ -78,6 +78,6 @@ pub fn create_decoder(
 /// ended, failed or been abandoned).
 #[cfg_attr(test, allow(dead_code))]
 #[napi(catch_unwind)]
-pub fn live_decoders_count() -> u32 {
+pub(crate) fn live_decoders_count() -> u32 {
     live_decoders() as u32
 }

@@ -77,7 +77,7 @@ struct State {
 }
 
 /// The inline driver of one JS environment's engine. All on the JS thread.
-pub struct InlineLoop {
+pub(crate) struct InlineLoop {
     state: Rc<State>,
 }
 
@@ -177,7 +177,7 @@ unsafe fn state_of<'a>(h: *mut UvHandle) -> &'a State {
 
 impl InlineLoop {
     /// An inline engine and its driver, or why not (the caller falls back to a threaded engine).
-    pub fn start(
+    pub(crate) fn start(
         env: sys::napi_env,
         queue: &Arc<Queue>,
         callback: sys::napi_value,
@@ -302,7 +302,7 @@ impl InlineLoop {
     /// events are delivered after the call returns, never from inside it. A call made while JS
     /// handles a delivery leaves the tick to `run`, which ticks right after the delivery returns:
     /// one tick (one reactor poll) for both.
-    pub fn tick_from_js(&self) {
+    pub(crate) fn tick_from_js(&self) {
         let s = &*self.state;
         if s.closing.get() || s.delivering.get() {
             return;
@@ -313,7 +313,7 @@ impl InlineLoop {
     }
 
     /// Keeps the process alive (requests in flight) or not (idle).
-    pub fn set_ref(&self, on: bool) {
+    pub(crate) fn set_ref(&self, on: bool) {
         let s = &*self.state;
         if s.closing.get() || s.referenced.replace(on) == on {
             return;
@@ -331,7 +331,7 @@ impl InlineLoop {
     }
 
     /// Closes the loop handles; the engine is not driven any more.
-    pub fn close(&self) {
+    pub(crate) fn close(&self) {
         close(&self.state);
     }
 }

@@ -24,7 +24,7 @@ struct Inner {
     blocked: Vec<Waker>,
 }
 
-pub struct Queue {
+pub(crate) struct Queue {
     inner: Mutex<Inner>,
     /// The JS thread drives the engine (src/inline.rs) and takes the queue after each tick, so
     /// the engine's signals are not needed.
@@ -68,7 +68,7 @@ impl EventSink for Queue {
 
 impl Queue {
     /// Has JS take the queue on a later turn of its event loop (through the threadsafe function).
-    pub fn hop(&self) {
+    pub(crate) fn hop(&self) {
         let g = self.inner.lock();
         if g.buf.is_empty() {
             return; // JS already took it (a synchronous drain)
@@ -93,11 +93,11 @@ impl Queue {
     }
 
     /// The engine is driven inline from now on (see `inline`).
-    pub fn set_inline(&self) {
+    pub(crate) fn set_inline(&self) {
         self.inline.store(true, Ordering::Relaxed);
     }
 
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.inner.lock().buf.is_empty()
     }
 
@@ -122,7 +122,7 @@ impl Queue {
     ///
     /// # Safety
     /// On the JS thread, inside a handle scope of `env`.
-    pub unsafe fn deliver(
+    pub(crate) unsafe fn deliver(
         &self,
         env: sys::napi_env,
         mut call: impl FnMut(sys::napi_value, Option<sys::napi_value>),
@@ -174,7 +174,7 @@ impl Queue {
 
     /// Creates the queue and its threadsafe function around `callback` (called with one Buffer).
     /// The function starts unref'd: it keeps the process alive only while requests are in flight.
-    pub fn new(env: sys::napi_env, callback: sys::napi_value) -> napi::Result<Arc<Queue>> {
+    pub(crate) fn new(env: sys::napi_env, callback: sys::napi_value) -> napi::Result<Arc<Queue>> {
         let queue = Arc::new(Queue {
             inner: Mutex::new(Inner {
                 buf: Batch::with_capacity(BATCH_CAPACITY),
@@ -228,7 +228,7 @@ impl Queue {
         Ok(queue)
     }
 
-    pub fn set_ref(&self, env: sys::napi_env, on: bool) -> napi::Result<()> {
+    pub(crate) fn set_ref(&self, env: sys::napi_env, on: bool) -> napi::Result<()> {
         let g = self.inner.lock();
         if let Some(t) = &g.tsfn {
             // SAFETY: on the JS thread (a call from JS); `t` is not released or finalized while
@@ -245,7 +245,7 @@ impl Queue {
     }
 
     /// Stops signalling and lets Node release the function (engine shutdown).
-    pub fn close(&self) {
+    pub(crate) fn close(&self) {
         if let Some(t) = self.inner.lock().tsfn.take() {
             // SAFETY: taken out of `tsfn` under the lock, so released exactly once and never
             // called again. Its one failure (napi_invalid_arg: already finalized) is ruled out

@@ -14,7 +14,7 @@ extern "C" {
 /// clock reads.
 #[cfg_attr(test, allow(dead_code))] // only JS calls it: no napi registration in test builds
 #[napi(catch_unwind)]
-pub fn timings_anchor() -> Vec<f64> {
+pub(crate) fn timings_anchor() -> Vec<f64> {
     #[cfg(unix)]
     {
         let before = ferro_engine::timings::now();

@@ -32,13 +32,13 @@ fn invalid(msg: impl std::fmt::Display) -> Error {
     Error::new(Status::InvalidArg, msg.to_string())
 }
 
-pub fn connector(engine: &Engine, cfg: TlsConfig, host: &str) -> Result<TlsConnector> {
+pub(crate) fn connector(engine: &Engine, cfg: TlsConfig, host: &str) -> Result<TlsConnector> {
     let (opts, name) = options(cfg, host)?;
     engine.tls_connector(&opts, &name).map_err(invalid)
 }
 
 /// QUIC's TLS for an `allowH3` pool: the same options, with HTTP/3's ALPN and TLS 1.3.
-pub fn quic(cfg: TlsConfig, host: &str) -> Result<ferro_engine::h3::tls::QuicTls> {
+pub(crate) fn quic(cfg: TlsConfig, host: &str) -> Result<ferro_engine::h3::tls::QuicTls> {
     let (opts, name) = options(cfg, host)?;
     ferro_engine::h3::tls::QuicTls::new(&opts, &name).map_err(invalid)
 }
@@ -73,7 +73,7 @@ fn options(cfg: TlsConfig, host: &str) -> Result<(TlsOptions, String)> {
 /// RSA key under 2048 bits, P-521, Ed448 and DSA keys). JS then asks Node's TLS (tls-options.ts).
 #[cfg_attr(test, allow(dead_code))] // only JS calls it: no napi registration in test builds
 #[napi]
-pub fn check_client_cert(cert: String, key: String) -> Result<()> {
+pub(crate) fn check_client_cert(cert: String, key: String) -> Result<()> {
     let opts = TlsOptions {
         cert: Some(cert),
         key: Some(key),

@@ -10,7 +10,7 @@ use napi_derive::napi;
 
 /// The engine's receive limits when none are given (undici's defaults).
 #[napi(object)]
-pub struct WebSocketLimits {
+pub(crate) struct WebSocketLimits {
     pub max_payload_size: f64,
     pub max_fragments: f64,
 }
@@ -18,7 +18,7 @@ pub struct WebSocketLimits {
 // Called only through its napi registration, which a non-addon build (clippy, tests) does not see.
 #[allow(dead_code)]
 #[napi(catch_unwind)]
-pub fn websocket_default_limits() -> WebSocketLimits {
+pub(crate) fn websocket_default_limits() -> WebSocketLimits {
     WebSocketLimits {
         max_payload_size: ws::DEFAULT_MAX_MESSAGE as f64,
         max_fragments: ws::DEFAULT_MAX_FRAGMENTS as f64,
@@ -29,7 +29,7 @@ pub fn websocket_default_limits() -> WebSocketLimits {
 // Called only through its napi registration, which a non-addon build (clippy, tests) does not see.
 #[allow(dead_code)]
 #[napi(catch_unwind)]
-pub fn websocket_extension_offer() -> &'static str {
+pub(crate) fn websocket_extension_offer() -> &'static str {
     ws::DEFLATE_OFFER
 }
 

@@ -65,7 +65,7 @@ fn answer(input: &[u8], out: &mut Vec<u8>) -> Parsed {
     p
 }
 
-pub async fn serve(mut socket: TcpStream) -> std::io::Result<()> {
+pub(crate) async fn serve(mut socket: TcpStream) -> std::io::Result<()> {
     let mut input: Vec<u8> = Vec::with_capacity(READ_CHUNK);
     let mut out: Vec<u8> = Vec::with_capacity(READ_CHUNK);
     let mut skip = 0usize;

@@ -7,9 +7,9 @@ use tokio::net::TcpStream;
 use crate::routes;
 
 /// The first bytes of the HTTP/2 client preface (`PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n`).
-pub const PREFACE_START: &[u8] = b"PRI ";
+pub(crate) const PREFACE_START: &[u8] = b"PRI ";
 
-pub async fn serve(socket: TcpStream) -> Result<(), h2::Error> {
+pub(crate) async fn serve(socket: TcpStream) -> Result<(), h2::Error> {
     let mut conn = h2::server::handshake(socket).await?;
     while let Some(accepted) = conn.accept().await {
         let (req, mut respond) = accepted?;

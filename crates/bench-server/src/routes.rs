@@ -7,7 +7,7 @@ use std::sync::OnceLock;
 const SMALL: &[u8] = b"hello world\n";
 const BIG_LEN: usize = 65536;
 
-pub struct Route {
+pub(crate) struct Route {
     pub status: u16,
     pub headers: &'static [(&'static str, &'static str)],
     pub body: &'static [u8],
@@ -57,7 +57,7 @@ fn routes() -> &'static Routes {
 }
 
 /// The route for a request target.
-pub fn find(path: &str) -> &'static Route {
+pub(crate) fn find(path: &str) -> &'static Route {
     let r = routes();
     match path {
         "/small" => &r.small,
@@ -69,10 +69,10 @@ pub fn find(path: &str) -> &'static Route {
 }
 
 /// The whole HTTP/1.1 response for a request target.
-pub fn respond(path: &str) -> &'static [u8] {
+pub(crate) fn respond(path: &str) -> &'static [u8] {
     &find(path).h1
 }
 
 /// Sent before closing a connection whose request could not be parsed.
-pub const BAD_REQUEST: &[u8] =
+pub(crate) const BAD_REQUEST: &[u8] =
     b"HTTP/1.1 400 Bad Request\r\nconnection: close\r\ncontent-length: 0\r\n\r\n";

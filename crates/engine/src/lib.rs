@@ -4,6 +4,8 @@
 // capacity) and `driver` (task.rs projects a pin). Narrowing the allow to those files is an edit
 // inside the modules.
 #![deny(unsafe_code)]
+// Items a private module marks `pub` must be reachable from outside the crate, or say pub(crate).
+#![warn(unreachable_pub)]
 pub mod cap;
 #[cfg(test)]
 mod cap_tests;

@@ -27,7 +27,7 @@ impl EventSink for Events {
 
 impl Events {
     /// The payload of the first `kind` event for `id`, or None if none came within 2 s.
-    pub async fn until(&self, kind: u8, id: u32) -> Option<Vec<u8>> {
+    pub(crate) async fn until(&self, kind: u8, id: u32) -> Option<Vec<u8>> {
         let found = async {
             loop {
                 // Registered before looking, so an event written in between still wakes it.
@@ -42,12 +42,12 @@ impl Events {
     }
 
     /// The payload of the first `kind` event for `id` so far.
-    pub fn find(&self, kind: u8, id: u32) -> Option<Vec<u8>> {
+    pub(crate) fn find(&self, kind: u8, id: u32) -> Option<Vec<u8>> {
         self.0.lock().iter().find(|(k, i, _)| *k == kind && *i == id).map(|(_, _, p)| p.clone())
     }
 
     /// The kinds of the events for `id` so far, in order.
-    pub fn kinds(&self, id: u32) -> Vec<u8> {
+    pub(crate) fn kinds(&self, id: u32) -> Vec<u8> {
         self.0.lock().iter().filter(|(_, i, _)| *i == id).map(|(k, _, _)| *k).collect()
     }
 }

@@ -26,7 +26,7 @@ pub(crate) struct Buffers {
 }
 
 impl Buffers {
-    pub fn new() -> Buffers {
+    pub(crate) fn new() -> Buffers {
         Buffers {
             rbuf: BytesMut::with_capacity(READ_CHUNK),
             wbuf: Vec::with_capacity(4096),
@@ -41,7 +41,7 @@ impl Buffers {
     /// that fills the room it had is followed by another, so a response that arrived whole is
     /// decoded whole: a 64 KiB body is then one chunk for JS, not two (and `arrayBuffer()` can
     /// take it without joining pieces).
-    pub fn read<T: AsyncRead + Unpin>(
+    pub(crate) fn read<T: AsyncRead + Unpin>(
         &mut self,
         io: &mut T,
         cx: &mut Context<'_>,
@@ -86,18 +86,18 @@ impl Buffers {
     }
 
     /// How much of `wbuf` already went out (until it empties and starts over).
-    pub fn written(&self) -> usize {
+    pub(crate) fn written(&self) -> usize {
         self.wpos
     }
 
     /// Every byte written to the socket so far.
-    pub fn sent(&self) -> u64 {
+    pub(crate) fn sent(&self) -> u64 {
         self.sent
     }
 
     /// Writes as much of `wbuf` as the socket takes. `Ok((progress, all_out))`: whether any byte
     /// went, and whether the buffer just emptied (it is then cleared).
-    pub fn write<T: AsyncWrite + Unpin>(
+    pub(crate) fn write<T: AsyncWrite + Unpin>(
         &mut self,
         io: &mut T,
         cx: &mut Context<'_>,

@@ -47,7 +47,7 @@ pub(super) struct Pipeline {
 }
 
 impl Pipeline {
-    pub fn new(pipelining: usize) -> Pipeline {
+    pub(super) fn new(pipelining: usize) -> Pipeline {
         Pipeline {
             cap: pipelining.max(1),
             inflight: VecDeque::new(),
@@ -60,7 +60,7 @@ impl Pipeline {
     }
 
     /// The connection has room for another request now.
-    pub fn wants_more(&self) -> bool {
+    pub(super) fn wants_more(&self) -> bool {
         self.inflight.len() < self.cap
             && !self.blocked
             && !self.no_reuse
@@ -69,7 +69,7 @@ impl Pipeline {
 
     /// undici's rules: an idle connection takes anything; only idempotent requests join a
     /// non-empty pipeline, and upgrades and streamed bodies never do.
-    pub fn admits(&self, next: &Request) -> bool {
+    pub(super) fn admits(&self, next: &Request) -> bool {
         self.inflight.is_empty()
             || (next.has(flags::IDEMPOTENT)
                 && !next.has(flags::UPGRADE)
@@ -77,7 +77,7 @@ impl Pipeline {
     }
 
     /// The next request is the last `max_requests` allows on one connection (0: no limit).
-    pub fn next_is_last(&self, max_requests: u64) -> bool {
+    pub(super) fn next_is_last(&self, max_requests: u64) -> bool {
         max_requests > 0 && self.served + 1 >= max_requests
     }
 
@@ -85,7 +85,7 @@ impl Pipeline {
     /// CONNECT, `last` that it is the last this connection takes, `stream` the framing of a body
     /// still to come from JS (`Some(None)`: chunked).
     /// `head_at` is where its head starts in the write buffer.
-    pub fn push(
+    pub(super) fn push(
         &mut self,
         req: Request,
         head_at: usize,
@@ -116,7 +116,7 @@ impl Pipeline {
 
     /// `written` bytes of the write buffer went out (`all_out`: all of it), with `read` bytes read
     /// from the socket so far: the requests whose heads just started going out note that count.
-    pub fn note_sent(&mut self, written: usize, all_out: bool, read: u64) {
+    pub(super) fn note_sent(&mut self, written: usize, all_out: bool, read: u64) {
         // Heads go out in order: the ones not yet noted are a tail.
         for f in self.inflight.iter_mut().rev() {
             if f.sent_at.is_some() {

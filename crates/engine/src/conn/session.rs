@@ -34,7 +34,7 @@ pub(crate) enum Protocol {
 impl Protocol {
     /// From a connection's address string (see `connect.rs`): ALPN's choice over TLS (the
     /// engine's, or Node's for a bridged socket), else h2c by prior knowledge, else HTTP/1.1.
-    pub fn negotiated(addrs: &str, prior_knowledge: bool) -> Protocol {
+    pub(crate) fn negotiated(addrs: &str, prior_knowledge: bool) -> Protocol {
         let h2 = if addrs.contains("|tls|") { addrs.ends_with("|tls|h2") } else { prior_knowledge };
         if h2 {
             Protocol::H2
@@ -69,7 +69,7 @@ pub(crate) struct Upgraded {
 }
 
 impl End {
-    pub fn io(e: std::io::Error) -> End {
+    pub(crate) fn io(e: std::io::Error) -> End {
         End::Failed {
             code: ErrorCode::Socket,
             errno: crate::error::errno_name(&e),
@@ -78,12 +78,12 @@ impl End {
     }
 
     /// A request broke one of its limits (`request::Limits`).
-    pub fn breach(b: Breach) -> End {
+    pub(crate) fn breach(b: Breach) -> End {
         End::Failed { code: b.into(), errno: "", message: b.message().into() }
     }
 
     /// What the pool hears (`ConnOwner::disconnected`) and requests fail with.
-    pub fn cause(&self) -> (ErrorCode, &'static str, String) {
+    pub(crate) fn cause(&self) -> (ErrorCode, &'static str, String) {
         match self {
             End::Clean(m) => (ErrorCode::Info, "", m.to_string()),
             End::Failed { code, errno, message } => (*code, *errno, message.clone()),

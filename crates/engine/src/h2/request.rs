@@ -10,7 +10,7 @@ use std::fmt;
 
 /// What the stream needs besides the head.
 #[derive(Debug)]
-pub struct H2Head {
+pub(crate) struct H2Head {
     pub request: Request<()>,
     /// HEAD: the response has no body whatever its headers say.
     pub head_method: bool,
@@ -18,7 +18,7 @@ pub struct H2Head {
 
 /// A checked head HTTP/2 cannot carry.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum H2HeadError {
+pub(crate) enum H2HeadError {
     /// CONNECT: extended CONNECT (RFC 8441) is not offered; plain CONNECT tunnels are HTTP/1.1's.
     Connect,
     /// `:path` must be origin-form (or `*`): an absolute-form target is HTTP/1.1's.
@@ -46,7 +46,7 @@ impl std::error::Error for H2HeadError {}
 /// 9113 §8.3.1); `authority` is used when the fields carry no `host`;
 /// `content_length` (the body's size when known) is sent as `content-length`; `expect_continue`
 /// adds `expect: 100-continue`.
-pub fn build(
+pub(crate) fn build(
     head: &Head,
     scheme: &str,
     authority: &str,

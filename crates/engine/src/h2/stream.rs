@@ -51,7 +51,7 @@ pub(crate) struct Signals {
 
 impl Signals {
     /// The session's connection, for an error record (`events::socket_info`).
-    pub fn socket_info(&self) -> String {
+    pub(super) fn socket_info(&self) -> String {
         events::socket_info(
             self.sent.load(Ordering::Relaxed),
             self.read.load(Ordering::Relaxed),

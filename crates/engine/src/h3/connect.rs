@@ -15,7 +15,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// What the connection does after its QUIC attempt.
-pub enum Attempt {
+pub(super) enum Attempt {
     /// QUIC is up: run the HTTP/3 session (`addrs` as `connect.rs` words them, ALPN `h3`).
     Quic(Endpoint, Connection, String),
     /// No QUIC for this connection: connect over TCP as usual.
@@ -27,7 +27,7 @@ pub enum Attempt {
 /// Why a QUIC attempt failed: the pool's error code, Node's `code` and the message.
 struct Failure(ErrorCode, &'static str, String);
 
-pub async fn attempt(owner: &dyn ConnOwner, conn_id: u64, h3: &H3Options) -> Attempt {
+pub(super) async fn attempt(owner: &dyn ConnOwner, conn_id: u64, h3: &H3Options) -> Attempt {
     let (origin_host, origin_port) = match &owner.opts().target {
         Target::Tcp { host, port } => (host.as_str(), *port),
         #[cfg(unix)]

@@ -13,7 +13,7 @@ use std::task::{Context, Poll};
 use std::time::Instant;
 
 #[derive(Debug)]
-pub struct EngineRuntime;
+pub(super) struct EngineRuntime;
 
 struct QuicTimer(Timer);
 

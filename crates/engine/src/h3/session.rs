@@ -27,7 +27,7 @@ use std::time::Duration;
 use tokio::task::JoinSet;
 
 /// The message of the `disconnect` the server's GOAWAY causes.
-pub const GOAWAY_MESSAGE: &str = "HTTP/3: \"GOAWAY\" frame received";
+pub(super) const GOAWAY_MESSAGE: &str = "HTTP/3: \"GOAWAY\" frame received";
 /// H3_NO_ERROR: how the client closes a connection it is done with.
 const NO_ERROR: u32 = 0x100;
 

@@ -63,12 +63,12 @@ pub(crate) struct Stream {
 }
 
 impl Stream {
-    pub fn new(pool: Arc<dyn ConnOwner>, req: &Request, signals: Arc<Signals>) -> Stream {
+    pub(super) fn new(pool: Arc<dyn ConnOwner>, req: &Request, signals: Arc<Signals>) -> Stream {
         Stream { pool, id: req.id, ctl: req.ctl.clone(), signals, settled: false }
     }
 
     /// Runs the request to its end.
-    pub async fn run(
+    pub(super) async fn run(
         mut self,
         mut req: Request,
         mut send: SendRequest<OpenStreams, Bytes>,
