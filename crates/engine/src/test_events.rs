@@ -46,6 +46,12 @@ impl Events {
         self.0.lock().iter().find(|(k, i, _)| *k == kind && *i == id).map(|(_, _, p)| p.clone())
     }
 
+    /// The payloads of every `kind` event for `id` so far, in order.
+    pub(crate) fn all(&self, kind: u8, id: u32) -> Vec<Vec<u8>> {
+        let events = self.0.lock();
+        events.iter().filter(|(k, i, _)| *k == kind && *i == id).map(|(_, _, p)| p.clone()).collect()
+    }
+
     /// The kinds of the events for `id` so far, in order.
     pub(crate) fn kinds(&self, id: u32) -> Vec<u8> {
         self.0.lock().iter().filter(|(_, i, _)| *i == id).map(|(k, _, _)| *k).collect()

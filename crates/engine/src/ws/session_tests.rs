@@ -149,6 +149,29 @@ async fn a_message_split_across_reads_and_frames_arrives_whole() {
 }
 
 #[tokio::test]
+async fn a_frame_header_read_apart_from_its_payload_waits_for_it() {
+    // As a server writing each frame's header and payload in two writes (Nagle off): a read that
+    // ends after the header decodes nothing, and the session must read again, not spin on it.
+    let mut r = session(1 << 16, start(0), false);
+    for (i, text) in ["first", "second"].into_iter().enumerate() {
+        let frame = sf(true, false, frame::TEXT, text.as_bytes());
+        r.server.write_all(&frame[..2]).await.unwrap();
+        settle().await;
+        r.server.write_all(&frame[2..]).await.unwrap();
+        let got = tokio::time::timeout(Duration::from_secs(2), async {
+            loop {
+                let texts: Vec<Vec<u8>> = r.rec.events.all(events::WS_TEXT, ID);
+                if texts.len() > i {
+                    return texts[i].clone();
+                }
+                tokio::task::yield_now().await;
+            }
+        });
+        assert_eq!(got.await.expect("the message arrives"), text.as_bytes());
+    }
+}
+
+#[tokio::test]
 async fn a_close_during_a_partial_message_ends_it_without_the_message() {
     let mut r = session(1 << 16, start(0), false);
     let mut stream = sf(false, false, frame::BINARY, b"part");
