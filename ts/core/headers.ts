@@ -88,7 +88,8 @@ function addOne(out: PackedHeaders, key: string, val: unknown): void {
     case 'content-type':
       out.contentType = true;
   }
-  out.packed += `${name}\0${value}\0`;
+  // Sent as the caller spelled it, as undici does (HTTP/2 and HTTP/3 lowercase in the engine).
+  out.packed += `${key}\0${value}\0`;
 }
 
 /**

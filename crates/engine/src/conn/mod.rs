@@ -46,9 +46,8 @@ pub(crate) async fn run(pool: Arc<dyn ConnOwner>, conn_id: u64, give_up: Arc<Not
         Protocol::H1 => http1::run(pool.clone(), conn_id, io, addrs).await,
     };
     if let End::Upgraded(up) = end {
-        // An upgrade the engine speaks itself (a WebSocket session, `crate::ws`) would take `up`
-        // here instead: `up.io` is the socket, `up.bufs.rbuf` what the server sent right behind
-        // its 101, `up.ctl` the request's control block.
+        // A WebSocket handshake's connection becomes the engine's WebSocket session inside
+        // `tunnel::run` (`crate::ws::session`); any other upgrade or CONNECT is a byte tunnel.
         tunnel::run(pool, *up).await;
     }
 }
