@@ -49,7 +49,11 @@ impl Events {
     /// The payloads of every `kind` event for `id` so far, in order.
     pub(crate) fn all(&self, kind: u8, id: u32) -> Vec<Vec<u8>> {
         let events = self.0.lock();
-        events.iter().filter(|(k, i, _)| *k == kind && *i == id).map(|(_, _, p)| p.clone()).collect()
+        events
+            .iter()
+            .filter(|(k, i, _)| *k == kind && *i == id)
+            .map(|(_, _, p)| p.clone())
+            .collect()
     }
 
     /// The kinds of the events for `id` so far, in order.
