@@ -14,12 +14,15 @@
 //!
 //! `conn::run` awaits the session and acts on its `End`: only `Upgraded` needs anything more.
 use super::buffers::Buffers;
+use crate::driver::Timer;
 use crate::error::ErrorCode;
 use crate::events;
 use crate::owner::ConnOwner;
 use crate::request::{Breach, ReqCtl};
 use crate::transport::Transport;
+use std::future::Future;
 use std::sync::Arc;
+use std::task::Context;
 
 /// Rounds of read/write work per poll before a session yields to other connections.
 pub(super) const BUDGET: usize = 16;
@@ -96,6 +99,40 @@ impl End {
 /// What a session torn down with requests aboard (a panic, the runtime shutting down) fails them
 /// with, from its `Drop`.
 pub(super) const LOST: &str = "connection task ended unexpectedly";
+
+/// A multiplexed session's idle check (h2, h3): true once it has had no stream open for the
+/// pool's `keepAliveTimeout` (undici closes an idle session as it does an idle HTTP/1.1 socket).
+/// The timer is dropped while streams run and armed again when the last one ends.
+pub(crate) fn idle_expired(
+    pool: &dyn ConnOwner,
+    busy: bool,
+    idle: &mut Option<Timer>,
+    cx: &mut Context<'_>,
+) -> bool {
+    if busy {
+        *idle = None;
+        return false;
+    }
+    let keep_alive = pool.opts().keep_alive_timeout;
+    idle.get_or_insert_with(|| Timer::after(keep_alive)).as_mut().poll(cx).is_ready()
+}
+
+/// A multiplexed stream torn down with its session (destroy, a panic) while JS still waits for
+/// its events: it is forgotten and fails with `failure` (unless aborted, or the pool was
+/// destroyed, which said so already), rather than leave JS waiting.
+pub(crate) fn fail_torn_down(
+    pool: &dyn ConnOwner,
+    ctl: &ReqCtl,
+    id: u32,
+    failure: (ErrorCode, String),
+    socket: &str,
+) {
+    pool.shared().forget(id);
+    if !ctl.aborted() && !pool.destroyed() {
+        let (code, msg) = failure;
+        pool.shared().emit(|w| w.socket_error(events::ERROR, id, code, "", socket, &msg));
+    }
+}
 
 /// Fails `ids` as lost (unless the pool was destroyed, which said so already) and forgets them.
 pub(super) fn fail_lost(pool: &dyn ConnOwner, ids: &[u32]) {

@@ -13,7 +13,7 @@ use super::counted::Counted;
 use super::request;
 use super::response::describe;
 use super::stream::{Outcome, Signals, Stream};
-use crate::conn::session::End;
+use crate::conn::session::{idle_expired, End};
 use crate::driver::task::tracked;
 use crate::driver::Timer;
 use crate::error::ErrorCode;
@@ -172,24 +172,11 @@ impl Session {
             self.go(End::Clean("closed"));
             return Poll::Ready(());
         }
-        if self.poll_idle(cx) {
+        if idle_expired(&*self.pool, !self.streams.is_empty(), &mut self.idle, cx) {
             self.go(End::Clean("socket idle timeout"));
             return Poll::Ready(());
         }
         Poll::Pending
-    }
-
-    /// True once the session has had no stream open for `keepAliveTimeout` (undici closes an idle
-    /// h2 session as it does an idle HTTP/1.1 socket). The pool's queue is empty meanwhile: the
-    /// session asked it for work and got none, or it would have a stream.
-    fn poll_idle(&mut self, cx: &mut Context<'_>) -> bool {
-        if !self.streams.is_empty() {
-            self.idle = None;
-            return false;
-        }
-        let keep_alive = self.pool.opts().keep_alive_timeout;
-        let timer = self.idle.get_or_insert_with(|| Timer::after(keep_alive));
-        timer.as_mut().poll(cx).is_ready()
     }
 
     /// Collects finished streams; refused ones go back to the pool's queue.

@@ -3,6 +3,7 @@
 //! through the request's `ReqCtl`: pause stops taking data (so no window is granted and the
 //! server stops sending on this stream only), abort resets the stream with CANCEL.
 use super::response::{describe, head, header_block, unprocessed};
+use crate::conn::session::fail_torn_down;
 use crate::driver::Timer;
 use crate::error::ErrorCode;
 use crate::events::{self, Writer};
@@ -459,20 +460,11 @@ impl Drop for Stream {
     /// than leave JS waiting.
     fn drop(&mut self) {
         if !self.settled {
-            let id = self.id;
-            self.pool.shared().forget(id);
-            if !self.ctl.aborted() && !self.pool.destroyed() {
-                let (code, msg) = self
-                    .signals
-                    .teardown
-                    .get()
-                    .cloned()
-                    .unwrap_or((ErrorCode::Socket, "HTTP/2: the session closed".into()));
-                let socket = self.signals.socket_info();
-                self.pool
-                    .shared()
-                    .emit(|w| w.socket_error(events::ERROR, id, code, "", &socket, &msg));
-            }
+            let failure = self.signals.teardown.get().cloned();
+            let failure =
+                failure.unwrap_or((ErrorCode::Socket, "HTTP/2: the session closed".into()));
+            let socket = self.signals.socket_info();
+            fail_torn_down(&*self.pool, &self.ctl, self.id, failure, &socket);
         }
     }
 }

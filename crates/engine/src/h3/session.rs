@@ -7,6 +7,7 @@
 //! that request goes back to the queue, and streams under way finish. A session with no stream
 //! open for `keepAliveTimeout` closes, as an idle h1 / h2 connection does.
 use super::stream::{describe_connection as describe, Outcome, Signals, Stream};
+use crate::conn::session::idle_expired;
 use crate::driver::task::tracked;
 use crate::driver::Timer;
 use crate::error::ErrorCode;
@@ -19,7 +20,7 @@ use bytes::Bytes;
 use h3::client::SendRequest;
 use h3_quinn::OpenStreams;
 use quinn::{Connection, Endpoint, VarInt};
-use std::future::{poll_fn, Future};
+use std::future::poll_fn;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::task::{Context, Poll};
@@ -126,21 +127,11 @@ impl Session {
             self.go(ErrorCode::Info, "closed");
             return Poll::Ready(());
         }
-        if self.poll_idle(cx) {
+        if idle_expired(&*self.pool, !self.streams.is_empty(), &mut self.idle, cx) {
             self.go(ErrorCode::Info, "socket idle timeout");
             return Poll::Ready(());
         }
         Poll::Pending
-    }
-
-    fn poll_idle(&mut self, cx: &mut Context<'_>) -> bool {
-        if !self.streams.is_empty() {
-            self.idle = None;
-            return false;
-        }
-        let keep_alive = self.pool.opts().keep_alive_timeout;
-        let timer = self.idle.get_or_insert_with(|| Timer::after(keep_alive));
-        timer.as_mut().poll(cx).is_ready()
     }
 
     /// Collects finished streams; one the server's GOAWAY turned away goes back to the queue.

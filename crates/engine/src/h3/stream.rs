@@ -5,6 +5,7 @@
 //! others go on), abort resets the sending side (RESET_STREAM) and drops the receiving side (quinn
 //! sends STOP_SENDING). h3-quinn's `stop_sending` can panic while a read is pending, so the
 //! receiving side is only ever dropped.
+use crate::conn::session::fail_torn_down;
 use crate::error::ErrorCode;
 use crate::events;
 use crate::h2::response::{head, header_block};
@@ -245,17 +246,10 @@ impl Stream {
 impl Drop for Stream {
     fn drop(&mut self) {
         if !self.settled {
-            let id = self.id;
-            self.pool.shared().forget(id);
-            if !self.ctl.aborted() && !self.pool.destroyed() {
-                let (code, msg) = self
-                    .signals
-                    .teardown
-                    .get()
-                    .cloned()
-                    .unwrap_or((ErrorCode::Socket, "HTTP/3: the connection closed".into()));
-                self.pool.shared().emit(|w| w.socket_error(events::ERROR, id, code, "", "", &msg));
-            }
+            let failure = self.signals.teardown.get().cloned();
+            let failure =
+                failure.unwrap_or((ErrorCode::Socket, "HTTP/3: the connection closed".into()));
+            fail_torn_down(&*self.pool, &self.ctl, self.id, failure, "");
         }
     }
 }
