@@ -1,6 +1,8 @@
 // A Rust panic never aborts Node: a panic inside a connection task fails that connection's
 // requests with an error, the pool opens a new connection, and the process goes on. Debug builds
 // carry the trigger (a request for PANIC_TEST_PATH panics when its response head arrives).
+// First: the test-hooks build, where native/ holds a release build.
+import './fixtures/test-hooks-build.js';
 import { describe, expect, it, vi } from 'vitest';
 import { once } from 'node:events';
 import { Client, errors } from '../ts/index.js';

@@ -1,5 +1,7 @@
 // A Rust panic in the HTTP/3 path never takes the process down: a panicking stream task fails its
 // own request, and the connection and the client go on (test-hooks builds carry the trigger).
+// First: the test-hooks build, where native/ holds a release build.
+import './fixtures/test-hooks-build.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Client, errors } from '../ts/index.js';
 import { binding } from '../ts/native/binding.js';

@@ -46,6 +46,7 @@ export interface PoolConfig {
   h3InitialMaxData?: number;
   h3InitialMaxStreamData?: number;
   h3Race?: number;
+  h3ZeroRtt?: boolean;
 }
 
 /** A cap on connections shared by pools (crates/engine/src/cap.rs). */
@@ -245,6 +246,10 @@ export function loadBinding({ triple, localPaths, require, prebuilt }: LoaderInp
 
 function load(): NativeBinding {
   const require = createRequire(import.meta.url);
+  // A development knob: load this binary instead (the suite's panic tests point it at the
+  // test-hooks build). Set but unloadable is an error, never a silent fallback to another binary.
+  const override = process.env.FERRO_NATIVE_PATH;
+  if (override) return require(override) as NativeBinding;
   const triple = platformTriple();
   // ts/native/ and dist/native/ are both two levels below the package root.
   const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
