@@ -5,29 +5,18 @@
 import { describe, expect, it, vi } from 'vitest';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { Client } from '../ts/index.js';
 import { engineCounts } from '../ts/native/engine.js';
 import { httpServer } from './fixtures/servers.js';
 import { useCleanup } from './fixtures/cleanup.js';
+import { engineThreadCount } from './fixtures/engine-threads.js';
 
 const cleanup = useCleanup();
 const fixture = (name: string): string => fileURLToPath(new URL(`./fixtures/workers/${name}`, import.meta.url));
 const built = existsSync(fileURLToPath(new URL('../dist/index.js', import.meta.url)));
-
-/** Threads of this process named like the engine's runtime thread (Linux: /proc). */
-function engineThreads(): number | null {
-  if (!existsSync('/proc/self/task')) return null;
-  return readdirSync('/proc/self/task').filter((t) => {
-    try {
-      return readFileSync(`/proc/self/task/${t}/comm`, 'utf8').trim() === 'ferro-engine';
-    } catch {
-      return false; // the thread ended while we looked
-    }
-  }).length;
-}
 
 async function echoServer(): Promise<string> {
   const srv = cleanup.track(await httpServer((req, res) => res.end(`got ${req.url}`)));
@@ -37,7 +26,7 @@ async function echoServer(): Promise<string> {
 describe.skipIf(!built)('worker threads', () => {
   it('two workers each run their own engine at once; each is torn down when its worker exits', async () => {
     const origin = await echoServer();
-    const before = engineThreads();
+    const before = engineThreadCount();
     const run = async (tag: string): Promise<string[]> => {
       const worker = new Worker(fixture('requests.mjs'), { workerData: { origin, count: 40, tag } });
       // Listening for 'exit' from the start: it can follow 'message' within the same turn.
@@ -51,7 +40,7 @@ describe.skipIf(!built)('worker threads', () => {
     expect(a).toEqual(Array.from({ length: 40 }, (_, i) => `got /a/${i}`));
     expect(b).toEqual(Array.from({ length: 40 }, (_, i) => `got /b/${i}`));
     // The engines' runtime threads go away with their workers (each ends just after its stop).
-    if (before !== null) await vi.waitFor(() => expect(engineThreads()).toBe(before), { timeout: 5_000 });
+    if (before !== null) await vi.waitFor(() => expect(engineThreadCount()).toBe(before), { timeout: 5_000 });
     // This thread's engine is untouched by the workers' teardown.
     const client = cleanup.track(new Client(origin));
     expect(await (await client.request({ path: '/main', method: 'GET' })).body.text()).toBe('got /main');

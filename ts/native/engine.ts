@@ -2,15 +2,15 @@
 // driver kind (issue 20: `inline` runs the engine on this thread's event loop, `threaded` on a
 // thread of its own), made on first use. Owns the id → request and id → pool tables events are
 // routed through, and keeps the process alive exactly while requests are in flight.
-import { availableParallelism } from 'node:os';
 import { binding, type NativeEngine, type NativePool, type PoolConfig } from './binding.js';
 import { decodeBatch, type BridgeSink, type PoolSink, type RequestSink } from './events.js';
 import { RequestTable } from './request-table.js';
 import { forgetObservation } from '../core/diagnostics.js';
 import { libDebug } from '../core/debug.js';
-import { InvalidArgumentError } from '../core/errors.js';
+import { engineKind, engineThreads, type EngineKind } from './driver-choice.js';
 
-export type EngineKind = 'inline' | 'threaded';
+/** The driver choice lives in driver-choice.ts; callers take it from here with the engine. */
+export { engineKind, type EngineKind };
 
 interface Entry {
   readonly native: NativeEngine;
@@ -38,24 +38,10 @@ let nextId = 1;
 /** The engine whose events are being delivered. */
 let delivering: Entry | null = null;
 
-/** The driver asked for: the option, else `FERRO_ENGINE`, else the measured default. */
-export function engineKind(option?: unknown): EngineKind {
-  if (option !== undefined && option !== null) {
-    if (option !== 'inline' && option !== 'threaded') throw new InvalidArgumentError("engine must be 'inline' or 'threaded'");
-    return option;
-  }
-  const env = process.env.FERRO_ENGINE;
-  if (env === 'inline' || env === 'threaded') return env;
-  // Measured (docs/performance.md, "Which driver by default"): with two cores or fewer the hand-offs
-  // to an engine thread cost more than they save, and inline wins every row; with cores to spare the
-  // engine thread runs beside JS. Inline needs Linux (it watches the reactor's epoll descriptor).
-  return process.platform === 'linux' && availableParallelism() <= 2 ? 'inline' : 'threaded';
-}
-
 function entry(kind: EngineKind): Entry {
   let e = engines.get(kind);
   if (e === undefined) {
-    const workers = Number(process.env.FERRO_ENGINE_THREADS ?? 1) || 1;
+    const workers = engineThreads();
     const bridges = new Map<number, BridgeSink>();
     const onEvents = (batch: Buffer, own?: Buffer[]): void => {
       delivering = self;
