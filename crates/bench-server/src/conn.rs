@@ -1,8 +1,7 @@
 //! One keep-alive connection: read, answer every complete request in the buffer (pipelined requests
 //! included) with one write, repeat.
 
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::TcpStream;
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 
 use crate::routes;
 
@@ -65,7 +64,8 @@ fn answer(input: &[u8], out: &mut Vec<u8>) -> Parsed {
     p
 }
 
-pub(crate) async fn serve(mut socket: TcpStream) -> std::io::Result<()> {
+/// Serves one connection (plain TCP, or TLS that negotiated `http/1.1`) until the client closes.
+pub async fn serve<S: AsyncRead + AsyncWrite + Unpin>(mut socket: S) -> std::io::Result<()> {
     let mut input: Vec<u8> = Vec::with_capacity(READ_CHUNK);
     let mut out: Vec<u8> = Vec::with_capacity(READ_CHUNK);
     let mut skip = 0usize;

@@ -1,15 +1,16 @@
-//! HTTP/2 without TLS by prior knowledge (RFC 9113 §3.3): a connection whose first bytes are the
-//! client preface is served by the h2 crate, with the same routes as HTTP/1.1.
+//! HTTP/2 by the h2 crate, with the same routes as HTTP/1.1: without TLS by prior knowledge (RFC
+//! 9113 §3.3), a connection whose first bytes are the client preface; over TLS (`tls.rs`), one
+//! that negotiated `h2`.
 
 use bytes::Bytes;
-use tokio::net::TcpStream;
+use tokio::io::{AsyncRead, AsyncWrite};
 
 use crate::routes;
 
 /// The first bytes of the HTTP/2 client preface (`PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n`).
-pub(crate) const PREFACE_START: &[u8] = b"PRI ";
+pub const PREFACE_START: &[u8] = b"PRI ";
 
-pub(crate) async fn serve(socket: TcpStream) -> Result<(), h2::Error> {
+pub async fn serve<S: AsyncRead + AsyncWrite + Unpin>(socket: S) -> Result<(), h2::Error> {
     let mut conn = h2::server::handshake(socket).await?;
     while let Some(accepted) = conn.accept().await {
         let (req, mut respond) = accepted?;

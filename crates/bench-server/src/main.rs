@@ -12,10 +12,7 @@
 //!
 //! Prints `{"port":N}` and a newline on stdout once it listens, then serves until killed.
 
-mod conn;
-mod h2c;
-mod routes;
-
+use ferro_bench_server::{conn, h2c};
 use std::io::Write;
 use std::net::SocketAddr;
 

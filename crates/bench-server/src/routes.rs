@@ -7,7 +7,7 @@ use std::sync::OnceLock;
 const SMALL: &[u8] = b"hello world\n";
 const BIG_LEN: usize = 65536;
 
-pub(crate) struct Route {
+pub struct Route {
     pub status: u16,
     pub headers: &'static [(&'static str, &'static str)],
     pub body: &'static [u8],
@@ -57,7 +57,7 @@ fn routes() -> &'static Routes {
 }
 
 /// The route for a request target.
-pub(crate) fn find(path: &str) -> &'static Route {
+pub fn find(path: &str) -> &'static Route {
     let r = routes();
     match path {
         "/small" => &r.small,

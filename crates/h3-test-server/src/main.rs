@@ -5,12 +5,17 @@
 //! listening. Lines on stdin steer it: `goaway` sends every connection a graceful GOAWAY, `quit`
 //! exits (as does the end of stdin).
 //!
+//! With `--bench`, the same TCP port serves HTTP/1.1 and HTTP/2 over TLS (by ALPN; crates/bench-server's
+//! code) and both sides answer the bench's `/small` and `/64k` (bench/run.mjs, scenarios h3 / h3-64k).
+//!
 //! Routes (by path, the query ignored unless said):
 //! - `/echo` and anything unknown: 200, a JSON body with the method, path, headers and the
 //!   request body's length; response headers `x-conn` (the connection's number) and `x-open`
 //!   (requests open on it when this one started).
 //! - `/body`: 200, the request body sent back as it arrives.
 //! - `/big?N`: 200, N bytes (byte i is `i % 251`), in 16 KiB writes.
+//! - `/slow-read?MS`: reads the request body, pausing MS milliseconds after each 256 KiB, then
+//!   200 with the body's length.
 //! - `/delay?MS`: 200 `late` after MS milliseconds.
 //! - `/trailers`: 200 `ok` then trailers `x-trailer: done`.
 //! - `/reset`: 200, 1000 bytes, then the stream is reset (H3_INTERNAL_ERROR).
@@ -19,8 +24,9 @@
 //! - `/early`: a 103 (Early Hints, `link`), then 200 `after hints`.
 //! - `/continue`: a 100 when the request expects one, then 200 with the body's length.
 //! - `/status?N`: status N, empty body.
-//! - `/stats`: JSON `{ connections, maxOpen }` (connections accepted, most requests open at once
-//!   on one connection).
+//! - `/small`, `/64k`: crates/bench-server's prebuilt bodies (12 B and 64 KiB).
+//! - `/stats`: JSON `{ connections, maxOpen, bigSent }` (connections accepted, most requests open
+//!   at once on one connection, bytes of `/big` bodies handed to QUIC so far).
 use bytes::{Bytes, BytesMut};
 use h3::server::RequestStream;
 use http::{HeaderMap, HeaderValue, Request, Response, StatusCode};
@@ -37,6 +43,7 @@ type Stream = RequestStream<h3_quinn::BidiStream<Bytes>, Bytes>;
 struct Stats {
     connections: AtomicUsize,
     max_open: AtomicUsize,
+    big_sent: AtomicUsize,
 }
 
 struct Args {
@@ -44,12 +51,18 @@ struct Args {
     cert: String,
     key: String,
     max_streams: u32,
+    bench: bool,
 }
 
 fn args() -> Args {
-    let mut a = Args { port: 0, cert: String::new(), key: String::new(), max_streams: 100 };
+    let mut a =
+        Args { port: 0, cert: String::new(), key: String::new(), max_streams: 100, bench: false };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
+        if flag == "--bench" {
+            a.bench = true;
+            continue;
+        }
         let value = it.next().unwrap_or_else(|| panic!("{flag} needs a value"));
         match flag.as_str() {
             "--port" => a.port = value.parse().expect("--port"),
@@ -92,6 +105,12 @@ async fn main() {
     let a = args();
     let addr: SocketAddr = ([127, 0, 0, 1], a.port).into();
     let endpoint = quinn::Endpoint::server(server_config(&a), addr).expect("bind UDP");
+    if a.bench {
+        let port = endpoint.local_addr().expect("bound").port();
+        let tcp = tokio::net::TcpListener::bind(("127.0.0.1", port)).await.expect("bind TCP");
+        let tls = ferro_bench_server::tls::config(&a.cert, &a.key).expect("TLS config");
+        tokio::spawn(ferro_bench_server::tls::serve(tcp, tls));
+    }
     println!("port {}", endpoint.local_addr().expect("bound").port());
     let stats = Arc::new(Stats::default());
     let (goaway, _) = watch::channel(false);
@@ -203,7 +222,22 @@ async fn handle(
                 let chunk: BytesMut = (sent..sent + n).map(|i| (i % 251) as u8).collect();
                 s.send_data(chunk.freeze()).await?;
                 sent += n;
+                stats.big_sent.fetch_add(n as usize, Ordering::Relaxed);
             }
+        }
+        "/slow-read" => {
+            let (pause, mut length, mut since) = (query(&req), 0usize, 0usize);
+            while let Some(chunk) = s.recv_data().await? {
+                use bytes::Buf;
+                length += chunk.remaining();
+                since += chunk.remaining();
+                if since >= 256 * 1024 {
+                    since = 0;
+                    tokio::time::sleep(Duration::from_millis(pause)).await;
+                }
+            }
+            s.send_response(head.body(()).unwrap()).await?;
+            s.send_data(Bytes::from(length.to_string())).await?;
         }
         "/delay" => {
             tokio::time::sleep(Duration::from_millis(query(&req))).await;
@@ -262,11 +296,22 @@ async fn handle(
             head = head.status(status);
             s.send_response(head.body(()).unwrap()).await?;
         }
+        "/small" | "/64k" => {
+            let route = ferro_bench_server::routes::find(req.uri().path());
+            let mut head = Response::builder().status(route.status);
+            for (name, value) in route.headers {
+                head = head.header(*name, *value);
+            }
+            let head = head.header("content-length", route.body.len());
+            s.send_response(head.body(()).unwrap()).await?;
+            s.send_data(Bytes::from_static(route.body)).await?;
+        }
         "/stats" => {
             let body = format!(
-                "{{\"connections\":{},\"maxOpen\":{}}}",
+                "{{\"connections\":{},\"maxOpen\":{},\"bigSent\":{}}}",
                 stats.connections.load(Ordering::Relaxed),
-                stats.max_open.load(Ordering::Relaxed)
+                stats.max_open.load(Ordering::Relaxed),
+                stats.big_sent.load(Ordering::Relaxed)
             );
             s.send_response(head.body(()).unwrap()).await?;
             s.send_data(Bytes::from(body)).await?;
