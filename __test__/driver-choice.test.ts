@@ -2,14 +2,17 @@
 // rules for a given number of CPUs, the FERRO_ENGINE / FERRO_ENGINE_THREADS overrides, and a bad
 // value in either (a warning and the automatic choice, never a throw or a runaway thread count).
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { availableParallelism } from 'node:os';
 import { Client, errors } from '../ts/index.js';
 import { defaultDriver, defaultThreads, engineKind, engineThreads, MAX_ENGINE_THREADS, type Machine } from '../ts/native/driver-choice.js';
 import { engineDriver } from '../ts/native/engine.js';
 import { httpServer } from './fixtures/servers.js';
 import { useCleanup } from './fixtures/cleanup.js';
 import { engineThreadCount } from './fixtures/engine-threads.js';
+import { useChildRuns } from './fixtures/child-run.js';
 
 const cleanup = useCleanup();
+const runChild = useChildRuns();
 const linux = (cores: number): Machine => ({ platform: 'linux', cores });
 
 /** Collects the process warnings emitted while `fn` runs. */
@@ -102,5 +105,25 @@ describe.skipIf(process.platform !== 'linux')('FERRO_ENGINE_THREADS in a running
       if (before === undefined) delete process.env.FERRO_ENGINE_THREADS;
       else process.env.FERRO_ENGINE_THREADS = before;
     }
+  });
+
+  // In a child: each process starts its threaded engine once. The value used to reach the binding as
+  // it was, and -1 asked tokio for 4,294,967,295 workers: the process aborted.
+  it('starts one worker thread, with a warning, when FERRO_ENGINE_THREADS is not valid', async () => {
+    const srv = cleanup.track(await httpServer((_req, res) => res.end('ok')));
+    const run = await runChild(
+      undefined,
+      srv.origin,
+      `const c = new ferro.Client(origin, { engine: 'threaded' });
+       process.stdout.write(await (await c.request({ path: '/', method: 'GET' })).body.text());
+       const { readdirSync, readFileSync } = await import('node:fs');
+       const comm = (t) => { try { return readFileSync('/proc/self/task/' + t + '/comm', 'utf8').trim(); } catch { return ''; } };
+       process.stdout.write(' ' + readdirSync('/proc/self/task').filter((t) => comm(t) === 'ferro-engine').length);
+       await c.close();`,
+      { FERRO_ENGINE_THREADS: '-1' },
+    );
+    const auto = defaultThreads({ platform: 'linux', cores: availableParallelism() });
+    expect(run.stdout).toBe(`ok ${auto}`);
+    expect(run.stderr).toContain(`FERRO_ENGINE_THREADS="-1" is not an integer from 1 to ${MAX_ENGINE_THREADS}; using ${auto}`);
   });
 });
