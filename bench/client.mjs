@@ -31,11 +31,13 @@
 //                 crossings and V8 heap allocation over the measured window (bench/counters.mjs)
 //
 // Result (sent over IPC as { type: 'result', ... }, or printed as JSON without IPC):
-//   ok, error, lib, completed, errors, firstError, wallMs, cpuUserUs, cpuSystemUs, reqPerSec,
+//   ok, error, lib, completed, errors, firstError, wallMs, cpuUserUs, cpuSystemUs, threadCpuUs
+//   (throughput, Linux: { js, engine, other } µs, bench/thread-cpu.mjs), reqPerSec,
 //   cpuUsPerReq, maxRssKb, undrained, latency { p50, p90, p99, mean, min, max, samples },
 //   counted (perf turns: { napi: { in, out, byName } | null, heap: { bytes, gcs } })
 import { makeContender } from './contenders.mjs';
 import { countNapi, heapAllocation, napiDelta, perfControl } from './counters.mjs';
+import { threadCpuDeltaUs, threadCpuNs } from './thread-cpu.mjs';
 
 const cfg = JSON.parse(process.argv[2] ?? '{}');
 
@@ -171,6 +173,7 @@ async function runThroughput(c) {
   const e0 = errors;
   const stopCounting = startCounting();
   const cpu0 = process.cpuUsage();
+  const threads0 = threadCpuNs();
   const t0 = process.hrtime.bigint();
   await send({ type: 'mark', phase: 'start' });
 
@@ -178,6 +181,7 @@ async function runThroughput(c) {
   stopWatchdog();
 
   const t1 = process.hrtime.bigint();
+  const threads1 = threadCpuNs();
   const cpu1 = process.cpuUsage();
   const counted = stopCounting();
   const c1 = completed;
@@ -198,6 +202,7 @@ async function runThroughput(c) {
     firstError,
     wallNs: Number(t1 - t0),
     cpu: cpuDelta(cpu0, cpu1),
+    threadCpu: threadCpuDeltaUs(threads0, threads1),
     undrained,
     counted,
   };
@@ -293,6 +298,7 @@ async function main() {
       wallMs: r.wallNs / 1e6,
       cpuUserUs: r.cpu.user,
       cpuSystemUs: r.cpu.system,
+      threadCpuUs: r.threadCpu ?? null,
       reqPerSec: r.completed / (r.wallNs / 1e9),
       cpuUsPerReq: r.completed ? cpuUs / r.completed : null,
       maxRssKb: process.resourceUsage().maxRSS,
