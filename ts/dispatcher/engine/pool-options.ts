@@ -65,7 +65,7 @@ export interface EngineDispatcherOptions {
   /** Limits of EventSources made through this dispatcher (undici's option). */
   eventSource?: EventSourceOptions | null;
   /**
-   * How the engine is driven (docs/performance.md): `'inline'` on this thread's event loop,
+   * How the engine is driven (docs/performance/threads.md): `'inline'` on this thread's event loop,
    * `'threaded'` on a thread of its own. Default: `FERRO_ENGINE`, else chosen for the machine.
    */
   engine?: 'inline' | 'threaded';
