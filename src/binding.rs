@@ -61,6 +61,8 @@ pub struct PoolConfig {
     pub h3_initial_max_stream_data: Option<u32>,
     /// How long an advertised endpoint may take before the request goes over TCP.
     pub h3_race: Option<u32>,
+    /// Requests may go in 0-RTT early data on resumed connections (safe methods, no body).
+    pub h3_zero_rtt: Option<bool>,
 }
 
 #[napi]
@@ -163,7 +165,8 @@ impl NativeEngine {
     pub fn create_pool(&mut self, cfg: PoolConfig) -> Result<NativePool> {
         let h3 = match (&cfg.tls, cfg.allow_h3) {
             (Some(t), Some(true)) => {
-                Some(h3_options(&cfg, crate::tls_config::quic(t.clone(), &cfg.host)?))
+                let zero_rtt = cfg.h3_zero_rtt.unwrap_or(false);
+                Some(h3_options(&cfg, crate::tls_config::quic(t.clone(), &cfg.host, zero_rtt)?))
             }
             _ => None,
         };
@@ -406,6 +409,7 @@ fn h3_options(cfg: &PoolConfig, tls: QuicTls) -> H3Options {
         initial_max_data: cfg.h3_initial_max_data.unwrap_or(4 << 20),
         initial_max_stream_data: cfg.h3_initial_max_stream_data.unwrap_or(1 << 20),
         race: Duration::from_millis(cfg.h3_race.unwrap_or(300) as u64),
+        zero_rtt: cfg.h3_zero_rtt.unwrap_or(false),
         tls: Arc::new(tls),
         route: Arc::default(),
     }

@@ -37,10 +37,15 @@ pub(crate) fn connector(engine: &Engine, cfg: TlsConfig, host: &str) -> Result<T
     engine.tls_connector(&opts, &name).map_err(invalid)
 }
 
-/// QUIC's TLS for an `allowH3` pool: the same options, with HTTP/3's ALPN and TLS 1.3.
-pub(crate) fn quic(cfg: TlsConfig, host: &str) -> Result<ferro_engine::h3::tls::QuicTls> {
+/// QUIC's TLS for an `allowH3` pool: the same options, with HTTP/3's ALPN and TLS 1.3, and early
+/// data when `zero_rtt`.
+pub(crate) fn quic(
+    cfg: TlsConfig,
+    host: &str,
+    zero_rtt: bool,
+) -> Result<ferro_engine::h3::tls::QuicTls> {
     let (opts, name) = options(cfg, host)?;
-    ferro_engine::h3::tls::QuicTls::new(&opts, &name).map_err(invalid)
+    ferro_engine::h3::tls::QuicTls::new(&opts, &name, zero_rtt).map_err(invalid)
 }
 
 /// The engine's TLS options and the name to verify.

@@ -3,7 +3,9 @@
 //!
 //! `h3-test-server --cert FILE --key FILE [--port N] [--max-streams N]` prints `port N` once
 //! listening. Lines on stdin steer it: `goaway` sends every connection a graceful GOAWAY, `quit`
-//! exits (as does the end of stdin).
+//! exits (as does the end of stdin). `--reject-0rtt`: no TLS session is resumed, so early data
+//! is always rejected; `--accept-delay MS`: each handshake starts MS late, so that a client's
+//! early data is all there by then (`zero_rtt.rs`).
 //!
 //! With `--bench`, the same TCP port serves HTTP/1.1 and HTTP/2 over TLS (by ALPN; crates/bench-server's
 //! code) and both sides answer the bench's `/small` and `/64k` (bench/run.mjs, scenarios h3 / h3-64k).
@@ -11,7 +13,8 @@
 //! Routes (by path, the query ignored unless said):
 //! - `/echo` and anything unknown: 200, a JSON body with the method, path, headers and the
 //!   request body's length; response headers `x-conn` (the connection's number) and `x-open`
-//!   (requests open on it when this one started).
+//!   (requests open on it when this one started). Every response says `x-early-data: 1` when its
+//!   request came in 0-RTT early data (the handshake still going on), else `0`.
 //! - `/body`: 200, the request body sent back as it arrives.
 //! - `/big?N`: 200, N bytes (byte i is `i % 251`), in 16 KiB writes.
 //! - `/slow-read?MS`: reads the request body, pausing MS milliseconds after each 256 KiB, then
@@ -24,6 +27,10 @@
 //! - `/early`: a 103 (Early Hints, `link`), then 200 `after hints`.
 //! - `/continue`: a 100 when the request expects one, then 200 with the body's length.
 //! - `/status?N`: status N, empty body.
+//! - `/too-early`: 425 (Too Early) to a request that came in early data, else 200 `ok`; header
+//!   `x-425s`: how many 425s the server sent before.
+//! - `/resumed`: JSON `{ resumed, refused }`: TLS sessions resumed so far, and offered by a client
+//!   but not resumed (`--reject-0rtt`).
 //! - `/small`, `/64k`: crates/bench-server's prebuilt bodies (12 B and 64 KiB).
 //! - `/stats`: JSON `{ connections, maxOpen, bigSent }` (connections accepted, most requests open
 //!   at once on one connection, bytes of `/big` bodies handed to QUIC so far).
@@ -36,6 +43,8 @@ use std::sync::Arc;
 use std::time::Duration;
 use tokio::io::AsyncBufReadExt;
 use tokio::sync::watch;
+
+mod zero_rtt;
 
 type Stream = RequestStream<h3_quinn::BidiStream<Bytes>, Bytes>;
 
@@ -52,15 +61,26 @@ struct Args {
     key: String,
     max_streams: u32,
     bench: bool,
+    reject_0rtt: bool,
 }
 
 fn args() -> Args {
-    let mut a =
-        Args { port: 0, cert: String::new(), key: String::new(), max_streams: 100, bench: false };
+    let mut a = Args {
+        port: 0,
+        cert: String::new(),
+        key: String::new(),
+        max_streams: 100,
+        bench: false,
+        reject_0rtt: false,
+    };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
         if flag == "--bench" {
             a.bench = true;
+            continue;
+        }
+        if flag == "--reject-0rtt" {
+            a.reject_0rtt = true;
             continue;
         }
         let value = it.next().unwrap_or_else(|| panic!("{flag} needs a value"));
@@ -69,6 +89,7 @@ fn args() -> Args {
             "--cert" => a.cert = value,
             "--key" => a.key = value,
             "--max-streams" => a.max_streams = value.parse().expect("--max-streams"),
+            "--accept-delay" => zero_rtt::delay_accepts(value.parse().expect("--accept-delay")),
             other => panic!("unknown option {other}"),
         }
     }
@@ -92,6 +113,7 @@ fn server_config(a: &Args) -> quinn::ServerConfig {
         .expect("certificate and key");
     tls.alpn_protocols = vec![b"h3".to_vec()];
     tls.max_early_data_size = u32::MAX;
+    tls.session_storage = zero_rtt::Sessions::new(a.reject_0rtt);
     let crypto = quinn::crypto::rustls::QuicServerConfig::try_from(tls).expect("QUIC TLS");
     let mut cfg = quinn::ServerConfig::with_crypto(Arc::new(crypto));
     let mut transport = quinn::TransportConfig::default();
@@ -138,7 +160,16 @@ async fn connection(
     stats: Arc<Stats>,
     mut goaway: watch::Receiver<bool>,
 ) {
-    let Ok(conn) = incoming.await else { return };
+    zero_rtt::accept_delay().await;
+    // 0.5-RTT: requests that came in early data are served before the handshake completes.
+    let Ok(connecting) = incoming.accept() else { return };
+    let conn = match connecting.into_0rtt() {
+        Ok((conn, _)) => conn,
+        Err(connecting) => {
+            let Ok(conn) = connecting.await else { return };
+            conn
+        }
+    };
     let quic = conn.clone();
     let Ok(mut h3) = h3::server::Connection::<_, Bytes>::new(h3_quinn::Connection::new(conn)).await
     else {
@@ -152,12 +183,13 @@ async fn connection(
         tokio::select! {
             accepted = h3.accept() => match accepted {
                 Ok(Some(resolver)) => {
+                    let early = zero_rtt::handshaking(&quic);
                     let (open, stats, bye) = (open.clone(), stats.clone(), bye_tx.clone());
                     tokio::spawn(async move {
                         let Ok((req, stream)) = resolver.resolve_request().await else { return };
                         let now = open.fetch_add(1, Ordering::Relaxed) + 1;
                         stats.max_open.fetch_max(now, Ordering::Relaxed);
-                        let _ = handle(req, stream, n, now, &stats, &bye).await;
+                        let _ = handle(req, stream, (n, early), now, &stats, &bye).await;
                         open.fetch_sub(1, Ordering::Relaxed);
                     });
                 }
@@ -195,7 +227,7 @@ fn query(req: &Request<()>) -> u64 {
 async fn handle(
     req: Request<()>,
     mut s: Stream,
-    conn: usize,
+    (conn, early): (usize, bool),
     open: usize,
     stats: &Stats,
     bye: &tokio::sync::mpsc::UnboundedSender<()>,
@@ -203,7 +235,8 @@ async fn handle(
     let mut head = Response::builder()
         .status(200)
         .header("x-conn", conn.to_string())
-        .header("x-open", open.to_string());
+        .header("x-open", open.to_string())
+        .header("x-early-data", if early { "1" } else { "0" });
     match req.uri().path() {
         "/body" => {
             s.send_response(head.body(()).unwrap()).await?;
@@ -290,6 +323,22 @@ async fn handle(
             }
             s.send_response(head.body(()).unwrap()).await?;
             s.send_data(Bytes::from(length.to_string())).await?;
+        }
+        "/too-early" => {
+            // RFC 8470: the server will not act on early data; the client should try again.
+            let sent = zero_rtt::TOO_EARLY.fetch_add(early as usize, Ordering::Relaxed);
+            head = head.status(if early { 425 } else { 200 }).header("x-425s", sent.to_string());
+            s.send_response(head.body(()).unwrap()).await?;
+            s.send_data(Bytes::from_static(if early { b"too early" } else { b"ok" })).await?;
+        }
+        "/resumed" => {
+            s.send_response(head.body(()).unwrap()).await?;
+            let body = format!(
+                "{{\"resumed\":{},\"refused\":{}}}",
+                zero_rtt::RESUMED.load(Ordering::Relaxed),
+                zero_rtt::REFUSED.load(Ordering::Relaxed)
+            );
+            s.send_data(Bytes::from(body)).await?;
         }
         "/status" => {
             let status = StatusCode::from_u16(query(&req) as u16).unwrap_or(StatusCode::OK);

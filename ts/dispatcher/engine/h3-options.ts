@@ -17,12 +17,19 @@ export interface H3Options {
   initialMaxStreamData?: number;
   /** ms an Alt-Svc endpoint has to answer before the request goes over TCP instead (default 300). */
   fallbackTimeout?: number;
+  /**
+   * Resumed connections send requests in TLS early data (0-RTT) before the handshake completes
+   * (default false). Only safe requests without a body (GET, HEAD, OPTIONS, TRACE) go early, since
+   * early data can be replayed by an attacker; a 425 (Too Early) to one is retried once after the
+   * handshake, unseen.
+   */
+  zeroRtt?: boolean;
 }
 
 /** The pool configuration's HTTP/3 fields. */
 type H3PoolConfig = Pick<
   PoolConfig,
-  'allowH3' | 'h3PriorKnowledge' | 'h3MaxConcurrentStreams' | 'h3IdleTimeout' | 'h3InitialMaxData' | 'h3InitialMaxStreamData' | 'h3Race'
+  'allowH3' | 'h3PriorKnowledge' | 'h3MaxConcurrentStreams' | 'h3IdleTimeout' | 'h3InitialMaxData' | 'h3InitialMaxStreamData' | 'h3Race' | 'h3ZeroRtt'
 >;
 
 const U32 = 2 ** 32 - 1;
@@ -41,8 +48,8 @@ export function h3PoolConfig(opts: Record<string, unknown>, origin: URL): H3Pool
   if (allowH3 != null && typeof allowH3 !== 'boolean') throw new InvalidArgumentError('allowH3 must be a valid boolean value');
   if (h3Options != null && typeof h3Options !== 'object') throw new InvalidArgumentError('h3Options must be an object');
   const o = (h3Options ?? {}) as H3Options;
-  if (o.priorKnowledge != null && typeof o.priorKnowledge !== 'boolean') {
-    throw new InvalidArgumentError('h3Options.priorKnowledge must be a valid boolean value');
+  for (const name of ['priorKnowledge', 'zeroRtt'] as const) {
+    if (o[name] != null && typeof o[name] !== 'boolean') throw new InvalidArgumentError(`h3Options.${name} must be a valid boolean value`);
   }
   const config: H3PoolConfig = {
     allowH3: true,
@@ -53,6 +60,7 @@ export function h3PoolConfig(opts: Record<string, unknown>, origin: URL): H3Pool
     h3InitialMaxData: integer(o.initialMaxData, 'initialMaxData', 4 * 2 ** 20, 1, U32),
     h3InitialMaxStreamData: integer(o.initialMaxStreamData, 'initialMaxStreamData', 2 ** 20, 1, U32),
     h3Race: integer(o.fallbackTimeout, 'fallbackTimeout', 300, 1, U32),
+    h3ZeroRtt: o.zeroRtt === true,
   };
   if (allowH3 !== true) return {};
   if (origin.protocol !== 'https:') {

@@ -5,19 +5,23 @@
 use super::options::H3Options;
 use super::route::Plan;
 use super::runtime::EngineRuntime;
+use super::zero_rtt::Early;
 use crate::error::ErrorCode;
 use crate::owner::ConnOwner;
 use crate::timings::ConnStamps;
 use crate::transport::Target;
-use quinn::{ClientConfig, Connection, Endpoint, EndpointConfig, TransportConfig, VarInt};
+use quinn::{
+    ClientConfig, Connection, Endpoint, EndpointConfig, TransportConfig, VarInt, ZeroRttAccepted,
+};
 use std::net::{IpAddr, SocketAddr, UdpSocket};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// What the connection does after its QUIC attempt.
 pub(super) enum Attempt {
-    /// QUIC is up: run the HTTP/3 session (`addrs` as `connect.rs` words them, ALPN `h3`).
-    Quic(Endpoint, Connection, String),
+    /// QUIC is up: run the HTTP/3 session (`addrs` as `connect.rs` words them, ALPN `h3`); or
+    /// it is starting in 0-RTT (`Early`), its handshake still going on.
+    Quic(Endpoint, Connection, String, Option<Early>),
     /// No QUIC for this connection: connect over TCP as usual.
     Tcp,
     /// Prior knowledge failed; `connect_failed` was reported.
@@ -48,7 +52,7 @@ pub(super) async fn attempt(owner: &dyn ConnOwner, conn_id: u64, h3: &H3Options)
         None => quic.await,
     };
     match result {
-        Ok((endpoint, conn, stamps)) => {
+        Ok((endpoint, conn, accepted, stamps)) => {
             owner.stamped(conn_id, stamps);
             h3.route.works();
             let local = endpoint.local_addr().ok();
@@ -61,7 +65,8 @@ pub(super) async fn attempt(owner: &dyn ConnOwner, conn_id: u64, h3: &H3Options)
                 remote.ip(),
                 remote.port()
             );
-            Attempt::Quic(endpoint, conn, addrs)
+            let race = fallback.then_some(h3.race);
+            Attempt::Quic(endpoint, conn, addrs, accepted.map(|accepted| Early { accepted, race }))
         }
         Err(_) if fallback => {
             h3.route.broken(Instant::now());
@@ -74,14 +79,15 @@ pub(super) async fn attempt(owner: &dyn ConnOwner, conn_id: u64, h3: &H3Options)
     }
 }
 
-/// Resolves `host`, opens a UDP socket of the address's family and completes the QUIC handshake.
-/// The stamps (`timings`): `dns` once a name resolved; `connect` and `tls` both when the handshake
-/// finished (QUIC's connection and TLS handshakes are one).
+/// Resolves `host`, opens a UDP socket of the address's family and completes the QUIC handshake,
+/// or with `zeroRtt` and a session to resume only starts it (quinn's verdict on the early data
+/// comes with it). The stamps (`timings`): `dns` once a name resolved; `connect` and `tls` both
+/// when the handshake finished, or started in 0-RTT (QUIC's connection and TLS handshakes are one).
 async fn handshake(
     h3: &H3Options,
     host: &str,
     port: u16,
-) -> Result<(Endpoint, Connection, ConnStamps), Failure> {
+) -> Result<(Endpoint, Connection, Option<ZeroRttAccepted>, ConnStamps), Failure> {
     let mut stamps = ConnStamps::default();
     let bare = host.trim_start_matches('[').trim_end_matches(']');
     let ip = match bare.parse::<IpAddr>() {
@@ -115,11 +121,23 @@ async fn handshake(
     let connecting = endpoint
         .connect_with(client_config(h3), SocketAddr::new(ip, port), &h3.tls.server_name)
         .map_err(|e| Failure(ErrorCode::Connect, "", format!("QUIC: {e}")))?;
+    let connecting = match h3.zero_rtt {
+        // Refused when there is no session to resume (or it allows no early data).
+        true => match connecting.into_0rtt() {
+            Ok((conn, accepted)) => {
+                stamps.connect = crate::timings::now();
+                stamps.tls = stamps.connect;
+                return Ok((endpoint, conn, Some(accepted), stamps));
+            }
+            Err(connecting) => connecting,
+        },
+        false => connecting,
+    };
     match connecting.await {
         Ok(conn) => {
             stamps.connect = crate::timings::now();
             stamps.tls = stamps.connect;
-            Ok((endpoint, conn, stamps))
+            Ok((endpoint, conn, None, stamps))
         }
         Err(e) => Err(match h3.tls.verify_failure() {
             // An untrusted certificate: Node's code, as over TCP.

@@ -8,7 +8,9 @@
 //!   them);
 //! - `tls.rs`: the QUIC TLS config, and Node's codes for a handshake that failed;
 //! - `connect.rs`: the QUIC handshake, and the race against TCP when the endpoint was advertised;
-//! - `session.rs` / `stream.rs`: the session (one QUIC connection) and its request streams.
+//! - `session.rs` / `stream.rs`: the session (one QUIC connection) and its request streams;
+//! - `zero_rtt.rs`: requests in early data on a resumed connection (`zeroRtt`), and what becomes
+//!   of them when the server rejects it or answers 425.
 mod connect;
 pub mod options;
 pub mod route;
@@ -16,6 +18,7 @@ mod runtime;
 mod session;
 mod stream;
 pub mod tls;
+mod zero_rtt;
 
 pub use options::H3Options;
 pub use route::Route;
@@ -40,8 +43,8 @@ pub(crate) async fn run(pool: &Arc<dyn ConnOwner>, conn_id: u64, give_up: &Notif
         }
     };
     match attempt {
-        Attempt::Quic(endpoint, conn, addrs) => {
-            session::run(pool.clone(), conn_id, endpoint, conn, addrs).await;
+        Attempt::Quic(endpoint, conn, addrs, early) => {
+            session::run(pool.clone(), conn_id, endpoint, conn, addrs, early).await;
             true
         }
         Attempt::Failed => true,

@@ -17,6 +17,8 @@ pub struct H3Options {
     /// How long an advertised endpoint has to complete its handshake before the connection goes
     /// over TCP instead (the endpoint is then marked broken).
     pub race: Duration,
+    /// Resumed connections send safe, bodiless requests in 0-RTT early data (`zero_rtt.rs`).
+    pub zero_rtt: bool,
     /// The TLS config for QUIC (ALPN `h3`, TLS 1.3), built from the pool's TLS options.
     pub tls: Arc<super::tls::QuicTls>,
     /// Where QUIC goes, shared with the binding (which records Alt-Svc endpoints into it).

@@ -7,7 +7,8 @@
 //! that request goes back to the queue, and streams under way finish. A session with no stream
 //! open for `keepAliveTimeout` closes, as an idle h1 / h2 connection does.
 use super::stream::{describe_connection as describe, Outcome, Signals, Stream};
-use crate::conn::session::idle_expired;
+use super::zero_rtt::{Early, PhaseRx, Step, ZeroRtt};
+use crate::conn::session::{fail_torn_down, idle_expired};
 use crate::driver::task::tracked;
 use crate::driver::Timer;
 use crate::error::ErrorCode;
@@ -33,6 +34,18 @@ pub(super) const GOAWAY_MESSAGE: &str = "HTTP/3: \"GOAWAY\" frame received";
 const NO_ERROR: u32 = 0x100;
 
 type Driver = h3::client::Connection<h3_quinn::Connection, Bytes>;
+/// An HTTP/3 connection set up over a QUIC connection: its driver and request sender.
+pub(super) type Built =
+    Result<(Driver, SendRequest<OpenStreams, Bytes>), h3::error::ConnectionError>;
+
+/// Sets up HTTP/3 over `conn` (its control and QPACK streams).
+pub(super) async fn h3_over(conn: Connection, max_field: u64) -> Built {
+    h3::client::builder()
+        .max_field_section_size(max_field)
+        .send_grease(false)
+        .build::<_, _, Bytes>(h3_quinn::Connection::new(conn))
+        .await
+}
 
 struct Session {
     pool: Arc<dyn ConnOwner>,
@@ -45,6 +58,10 @@ struct Session {
     idle: Option<Timer>,
     asked_for_more: bool,
     signals: Arc<Signals>,
+    /// A connection started in 0-RTT (`zero_rtt.rs`).
+    zero_rtt: Option<ZeroRtt>,
+    conn: Connection,
+    max_field: u64,
 }
 
 pub(crate) async fn run(
@@ -53,14 +70,10 @@ pub(crate) async fn run(
     endpoint: Endpoint,
     conn: Connection,
     addrs: String,
+    early: Option<Early>,
 ) {
     let max_field = pool.opts().max_header_size as u64;
-    let built = h3::client::builder()
-        .max_field_section_size(max_field)
-        .send_grease(false)
-        .build::<_, _, Bytes>(h3_quinn::Connection::new(conn.clone()))
-        .await;
-    let (driver, send) = match built {
+    let (driver, send) = match h3_over(conn.clone(), max_field).await {
         Ok(pair) => pair,
         Err(e) => {
             let (code, msg) = describe(&e);
@@ -78,6 +91,7 @@ pub(crate) async fn run(
         #[cfg(unix)]
         crate::transport::Target::Unix { .. } => "localhost".to_string(),
     };
+    let route = pool.opts().h3.as_ref().map(|h| h.route.clone());
     let mut session = Session {
         pool,
         conn_id,
@@ -88,6 +102,9 @@ pub(crate) async fn run(
         idle: None,
         asked_for_more: false,
         signals: Arc::new(Signals { addrs, ..Signals::default() }),
+        zero_rtt: early.map(|e| ZeroRtt::new(e, route)),
+        conn: conn.clone(),
+        max_field,
     };
     let mut driver = Some(driver);
     poll_fn(|cx| session.poll(cx, &mut driver)).await;
@@ -99,21 +116,11 @@ pub(crate) async fn run(
 
 impl Session {
     fn poll(&mut self, cx: &mut Context<'_>, driver: &mut Option<Driver>) -> Poll<()> {
+        self.handshake(cx, driver);
         if let Some(d) = driver.as_mut() {
             if let Poll::Ready(e) = d.poll_close(cx) {
-                let (code, msg) = if e.is_h3_no_error() {
-                    (ErrorCode::Info, "HTTP/3 connection closed".to_string())
-                } else {
-                    describe(&e)
-                };
-                let failure = if code == ErrorCode::Info {
-                    (ErrorCode::Socket, "other side closed".to_string())
-                } else {
-                    (code, msg.clone())
-                };
-                let _ = self.signals.teardown.set(failure);
                 *driver = None;
-                self.go(code, &msg);
+                self.ended(&e);
             }
         }
         self.reap(cx);
@@ -123,30 +130,94 @@ impl Session {
         if self.gone {
             return if self.streams.is_empty() { Poll::Ready(()) } else { Poll::Pending };
         }
-        if self.streams.is_empty() && self.pool.finished() {
+        let busy =
+            !self.streams.is_empty() || self.zero_rtt.as_ref().is_some_and(|z| z.holding() > 0);
+        if !busy && self.pool.finished() {
             self.go(ErrorCode::Info, "closed");
             return Poll::Ready(());
         }
-        if idle_expired(&*self.pool, !self.streams.is_empty(), &mut self.idle, cx) {
+        if idle_expired(&*self.pool, busy, &mut self.idle, cx) {
             self.go(ErrorCode::Info, "socket idle timeout");
             return Poll::Ready(());
         }
         Poll::Pending
     }
 
-    /// Collects finished streams; one the server's GOAWAY turned away goes back to the queue.
+    /// The connection ended (`e`): what streams still open fail with, and the pool is told.
+    fn ended(&mut self, e: &h3::error::ConnectionError) {
+        let (code, msg) = if e.is_h3_no_error() {
+            (ErrorCode::Info, "HTTP/3 connection closed".to_string())
+        } else {
+            describe(e)
+        };
+        let failure = if code == ErrorCode::Info {
+            (ErrorCode::Socket, "other side closed".to_string())
+        } else {
+            (code, msg.clone())
+        };
+        let _ = self.signals.teardown.set(failure);
+        self.go(code, &msg);
+    }
+
+    /// A 0-RTT connection's handshake ending: early data rejected means a new HTTP/3 connection
+    /// over the QUIC one (the old one is never polled again).
+    fn handshake(&mut self, cx: &mut Context<'_>, driver: &mut Option<Driver>) {
+        let Some(z) = self.zero_rtt.as_mut() else { return };
+        while let Poll::Ready(step) = z.poll(cx, &self.conn, self.max_field) {
+            match step {
+                Step::Rejected => *driver = None,
+                Step::Rebuilt(built) => match *built {
+                    Ok((d, send)) => {
+                        *driver = Some(d);
+                        self.send = send;
+                    }
+                    Err(e) => return self.ended(&e),
+                },
+                Step::Other => {}
+            }
+        }
+    }
+
+    /// Collects finished streams; one the server's GOAWAY turned away goes back to the queue, an
+    /// early one to be sent again waits in `zero_rtt`.
     fn reap(&mut self, cx: &mut Context<'_>) {
         let mut retry = Vec::new();
         while let Poll::Ready(Some(res)) = self.streams.poll_join_next(cx) {
-            if let Ok(Outcome::Unprocessed(req)) = res {
-                retry.push(req);
+            match (res, self.zero_rtt.as_mut()) {
+                (Ok(Outcome::Unprocessed(req)), _) => retry.push(req),
+                (Ok(Outcome::Replay(req)), Some(z)) => z.replay(req),
+                (Ok(Outcome::Replay(req)), None) => retry.push(req),
+                // A panicked stream task failed its request from its Drop.
+                _ => {}
             }
-            // A panicked stream task failed its request from its Drop.
         }
         if self.signals.goaway.load(Ordering::Relaxed) {
             // Before the requests go back: the pool must not hand them to this session again.
             self.go(ErrorCode::Info, GOAWAY_MESSAGE);
         }
+        if self.gone {
+            self.flush_held();
+        }
+        self.give_back(retry);
+    }
+
+    /// Requests held for the handshake, the session ending: back to the pool, or failed with the
+    /// connection's error when it failed and the requests have nowhere else to go.
+    fn flush_held(&mut self) {
+        let Some(z) = self.zero_rtt.as_mut() else { return };
+        let (held, fallback) = z.take_held();
+        match self.signals.teardown.get().filter(|_| !fallback) {
+            Some(failure) => {
+                for r in held {
+                    fail_torn_down(&*self.pool, &r.ctl, r.id, failure.clone(), "");
+                }
+            }
+            None => self.give_back(held),
+        }
+    }
+
+    /// Requests this connection did not send go back to the queue.
+    fn give_back(&mut self, retry: Vec<Request>) {
         if retry.is_empty() {
             return;
         }
@@ -165,12 +236,18 @@ impl Session {
     }
 
     fn take_work(&mut self, cx: &mut Context<'_>) {
+        if let Some(z) = self.zero_rtt.as_mut() {
+            for req in z.release() {
+                self.start(req, None);
+            }
+        }
         let max = match self.pool.opts().h3.as_ref().map_or(100, |o| o.max_concurrent_streams) {
             0 => usize::MAX,
             n => n as usize,
         };
         loop {
-            if self.streams.len() >= max {
+            let held = self.zero_rtt.as_ref().map_or(0, |z| z.holding());
+            if self.streams.len() + held >= max {
                 if !std::mem::replace(&mut self.asked_for_more, true) {
                     self.pool.kick();
                 }
@@ -180,11 +257,19 @@ impl Session {
             let mut one = TakeOne(None);
             self.pool.take(self.conn_id, cx.waker(), &mut one);
             let Some(req) = one.0 else { return };
-            self.start(req);
+            let (req, early) = match self.zero_rtt.as_mut() {
+                Some(z) => match z.admit(req) {
+                    Some(go) => go,
+                    None => continue,
+                },
+                None => (req, None),
+            };
+            self.start(req, early);
         }
     }
 
-    fn start(&mut self, req: Request) {
+    /// `early`: the request goes in 0-RTT early data (the handshake's phase, for its stream).
+    fn start(&mut self, req: Request, early: Option<PhaseRx>) {
         let refuse = |pool: &Arc<dyn ConnOwner>, req: &Request, msg: &str| {
             let id = req.id;
             pool.shared().forget(id);
@@ -212,7 +297,7 @@ impl Session {
         };
         let stream = Stream::new(self.pool.clone(), &req, self.signals.clone());
         let send = self.send.clone();
-        let run = stream.run(req, send, head.request, head.head_method, expect);
+        let run = stream.run(req, send, head.request, head.head_method, expect, early);
         self.streams.spawn(tracked(run));
     }
 
@@ -223,5 +308,6 @@ impl Session {
             return;
         }
         self.pool.disconnected(self.conn_id, code, msg, "");
+        self.flush_held();
     }
 }

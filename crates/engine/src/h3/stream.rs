@@ -5,6 +5,7 @@
 //! others go on), abort resets the sending side (RESET_STREAM) and drops the receiving side (quinn
 //! sends STOP_SENDING). h3-quinn's `stop_sending` can panic while a read is pending, so the
 //! receiving side is only ever dropped.
+use super::zero_rtt::{Phase, PhaseRx};
 use crate::conn::session::fail_torn_down;
 use crate::error::ErrorCode;
 use crate::events;
@@ -37,6 +38,23 @@ pub(crate) enum Outcome {
     Done,
     /// The server's GOAWAY came before the request went out: it may go to another connection.
     Unprocessed(Request),
+    /// It went in 0-RTT early data, which the server rejected or answered 425 (Too Early), or
+    /// the handshake failed: the session sends it again (`zero_rtt.rs`).
+    Replay(Request),
+}
+
+/// Why the exchange stopped before its end.
+enum Stop {
+    Aborted,
+    Failed(Failure),
+    /// A 425 to a request sent in early data: not shown, the request goes again.
+    TooEarly,
+}
+
+impl From<Failure> for Stop {
+    fn from(f: Failure) -> Stop {
+        Stop::Failed(f)
+    }
 }
 
 /// What a session and its streams tell each other.
@@ -68,7 +86,8 @@ impl Stream {
         Stream { pool, id: req.id, ctl: req.ctl.clone(), signals, settled: false }
     }
 
-    /// Runs the request to its end.
+    /// Runs the request to its end. `early`: it goes in 0-RTT early data, and is kept until the
+    /// handshake's outcome says whether it must go again.
     pub(super) async fn run(
         mut self,
         mut req: Request,
@@ -76,6 +95,7 @@ impl Stream {
         head: http::Request<()>,
         head_method: bool,
         expect_continue: bool,
+        early: Option<PhaseRx>,
     ) -> Outcome {
         #[cfg(feature = "test-hooks")]
         if head.uri().path() == PANIC_TEST_PATH {
@@ -90,6 +110,11 @@ impl Stream {
         let stream = match opened {
             Ok(s) => s,
             Err(e) => {
+                if let Some(phase) = early {
+                    if lost(phase).await {
+                        return self.replay(req);
+                    }
+                }
                 if matches!(e, StreamError::RemoteClosing { .. }) {
                     self.signals.goaway.store(true, Ordering::Relaxed);
                     if !req.has(flags::STREAM_BODY) {
@@ -107,9 +132,12 @@ impl Stream {
         }
         let (mut tx, mut rx) = stream.split();
         let piped = req.has(flags::STREAM_BODY).then_some(req.stream_length);
-        let body = req.body.take();
         let limits = req.limits;
-        drop(req);
+        // An early request has no body to speak of (`may_go_early`): it is kept whole.
+        let (body, kept) = match early {
+            Some(phase) => (req.body.clone(), Some((req, phase))),
+            None => (req.body.take(), None),
+        };
         // `expect: 100-continue`: the body waits until the server's 100 (GO), or is not sent at
         // all when a final response comes first (SKIP).
         let (gate, gate_rx) = watch::channel(if expect_continue { WAIT } else { GO });
@@ -117,20 +145,22 @@ impl Stream {
             let sending = async {
                 let mut gate_rx = gate_rx;
                 match gate_rx.wait_for(|g| *g != WAIT).await.map(|g| *g) {
-                    Ok(GO) => send_body(&mut tx, body, piped, &self.pool, self.id, &ctl).await,
+                    Ok(GO) => send_body(&mut tx, body, piped, &self.pool, self.id, &ctl)
+                        .await
+                        .map_err(|f| f.map_or(Stop::Aborted, Stop::Failed)),
                     _ => {
                         tx.stop_stream(Code::H3_NO_ERROR);
                         Ok(())
                     }
                 }
             };
-            let receiving = self.receive(&mut rx, head_method, limits, &gate);
+            let receiving = self.receive(&mut rx, head_method, limits, &gate, kept.is_some());
             tokio::pin!(sending, receiving);
             let mut sent = false;
             loop {
                 tokio::select! {
                     biased;
-                    _ = aborted(&ctl) => break Err(None),
+                    _ = aborted(&ctl) => break Err(Stop::Aborted),
                     r = &mut sending, if !sent => match r {
                         Ok(()) => {
                             sent = true;
@@ -138,7 +168,7 @@ impl Stream {
                         }
                         Err(e) => break Err(e),
                     },
-                    r = &mut receiving => break r.map_err(Some),
+                    r = &mut receiving => break r,
                 }
             }
         };
@@ -149,32 +179,44 @@ impl Stream {
                 self.pool.shared().emit(|w| w.end(id, block.as_ref()));
                 self.settle()
             }
-            Err(failure) => {
+            Err(stop) => {
                 // The server is told to stop: our side reset, theirs dropped (STOP_SENDING).
                 tx.stop_stream(Code::H3_REQUEST_CANCELLED);
                 drop(rx);
-                match failure {
-                    Some(f) => self.fail(f),
-                    None => self.settle(),
+                match (stop, kept) {
+                    (Stop::Aborted, _) => self.settle(),
+                    (Stop::TooEarly, Some((req, _))) => self.replay(req),
+                    (Stop::Failed(f), Some((req, phase))) => match lost(phase).await {
+                        true => self.replay(req),
+                        false => self.fail(f),
+                    },
+                    (Stop::Failed(f), None) => self.fail(f),
+                    // `receive` stops at a 425 only for a request sent early (kept).
+                    (Stop::TooEarly, None) => self.fail((ErrorCode::Socket, "HTTP/3: 425".into())),
                 }
             }
         }
     }
 
-    /// The response: its head, its body while JS reads, then its trailers.
+    /// The response: its head, its body while JS reads, then its trailers. `early`: the request
+    /// went in early data, and a 425 to it is not shown (RFC 8470 §5.2).
     async fn receive(
         &self,
         rx: &mut RequestStream<RecvStream, Bytes>,
         head_method: bool,
         limits: Limits,
         gate: &watch::Sender<u8>,
-    ) -> Result<Option<http::HeaderMap>, Failure> {
+        early: bool,
+    ) -> Result<Option<http::HeaderMap>, Stop> {
         let (id, shared) = (self.id, self.pool.shared());
         // 1xx heads come first, each its own HEADERS frame (JS's onInfo); then the final one.
         loop {
             let resp = within(limits.headers_timeout, Breach::HeadersTimeout, rx.recv_response())
                 .await?
                 .map_err(|e| self.describe(&e))?;
+            if early && resp.status() == http::StatusCode::TOO_EARLY {
+                return Err(Stop::TooEarly);
+            }
             let h = head(resp.status().as_u16(), resp.headers());
             shared.emit(|w| w.head(id, &h, &self.ctl.timings));
             if resp.status() == http::StatusCode::CONTINUE {
@@ -218,7 +260,7 @@ impl Stream {
             limits.check_received(received).map_err(breach)?;
             shared.emit(|w| w.data(id, bytes));
         }
-        rx.recv_trailers().await.map_err(|e| self.describe(&e))
+        Ok(rx.recv_trailers().await.map_err(|e| self.describe(&e))?)
     }
 
     fn describe(&self, e: &StreamError) -> Failure {
@@ -234,6 +276,12 @@ impl Stream {
             self.pool.shared().emit(|w| w.socket_error(events::ERROR, id, code, "", "", &msg));
         }
         self.settle()
+    }
+
+    /// The request goes again (`Outcome::Replay`); its debt to JS stays with it.
+    fn replay(&mut self, req: Request) -> Outcome {
+        self.settled = true;
+        Outcome::Replay(req)
     }
 
     fn settle(&mut self) -> Outcome {
@@ -266,6 +314,12 @@ pub(crate) fn describe(e: &StreamError) -> Failure {
         }
         other => (ErrorCode::Socket, format!("HTTP/3: {other}")),
     }
+}
+
+/// Whether an early request's handshake ended with its early data lost (rejected, or the
+/// connection failed): it must go again. Waits for the handshake's end.
+async fn lost(mut phase: PhaseRx) -> bool {
+    matches!(phase.wait_for(|p| *p != Phase::Early).await.map(|p| *p), Ok(Phase::Lost))
 }
 
 /// Resolves once JS aborted the request; registers the task's waker for every `ReqCtl` wake-up

@@ -26,8 +26,14 @@ impl fmt::Debug for QuicTls {
 }
 
 impl QuicTls {
-    /// From the pool's TLS options (the ALPN and version range are QUIC's own).
-    pub fn new(opts: &TlsOptions, server_name: &str) -> Result<QuicTls, TlsConfigError> {
+    /// From the pool's TLS options (the ALPN and version range are QUIC's own). The config, and so
+    /// its session store, lives as long as the pool: its later connections resume (1-RTT), and
+    /// with `early_data` a resumed connection may send 0-RTT data.
+    pub fn new(
+        opts: &TlsOptions,
+        server_name: &str,
+        early_data: bool,
+    ) -> Result<QuicTls, TlsConfigError> {
         let opts = TlsOptions {
             alpn: vec![b"h3".to_vec()],
             min_version: TlsVersion::Tls13,
@@ -36,8 +42,9 @@ impl QuicTls {
         };
         let failure = Arc::new(Mutex::new(None));
         let kept = failure.clone();
-        let config =
+        let mut config =
             build_config_with(&opts, move |inner| Arc::new(Keeping { inner, failure: kept }))?;
+        config.enable_early_data = early_data;
         let config = QuicClientConfig::try_from(config)
             .map_err(|e| TlsConfigError(format!("QUIC TLS: {e}")))?;
         let server_name = server_name.trim_start_matches('[').trim_end_matches(']').to_owned();

@@ -1,0 +1,123 @@
+// HTTP/3 0-RTT (`h3Options.zeroRtt`) against the Rust test server (crates/h3-test-server): a pool's
+// second QUIC connection resumes the first one's TLS session and, with zeroRtt, sends safe
+// bodiless requests in early data. The server says which requests came early (`x-early-data`),
+// answers 425 to early ones on /too-early, and with --reject-0rtt rejects all early data.
+import { once } from 'node:events';
+import { afterEach, describe, expect, it } from 'vitest';
+import { Client, errors } from '../ts/index.js';
+import { Cleanup } from './fixtures/cleanup.js';
+import { ca } from './fixtures/h2.js';
+import { h3Server } from './fixtures/h3.js';
+
+const cleanup = new Cleanup();
+afterEach(() => cleanup.run());
+
+/**
+ * A prior-knowledge client whose first connection has answered a request and closed (its idle
+ * session ends after `keepAliveTimeout`), so the next request opens a second connection that can
+ * resume the first one's session.
+ */
+async function resumingClient(opts: { zeroRtt?: boolean; rejectZeroRtt?: boolean } = {}) {
+  // The delay stands in for a network's round trip: on loopback the handshake could complete
+  // before the client has written its early requests.
+  const server = cleanup.add(await h3Server({ rejectZeroRtt: opts.rejectZeroRtt, acceptDelay: 30 }));
+  const client = cleanup.add(
+    new Client(server.origin, {
+      connect: { ca },
+      allowH3: true,
+      keepAliveTimeout: 50,
+      keepAliveMaxTimeout: 50,
+      h3Options: { priorKnowledge: true, zeroRtt: opts.zeroRtt },
+    }),
+  );
+  const first = await client.request({ path: '/echo', method: 'GET' });
+  expect(first.headers['x-conn']).toBe('1');
+  expect(first.headers['x-early-data']).toBe('0');
+  const closed = once(client, 'disconnect');
+  await first.body.dump();
+  await closed;
+  return { server, client };
+}
+
+/** TLS sessions the server resumed, and those it refused (`--reject-0rtt`). */
+async function sessions(client: Client): Promise<{ resumed: number; refused: number }> {
+  return (await (await client.request({ path: '/resumed', method: 'GET' })).body.json()) as { resumed: number; refused: number };
+}
+
+describe('HTTP/3 0-RTT', () => {
+  it('off by default: a second connection resumes the TLS session, but nothing goes in early data', async () => {
+    const { client } = await resumingClient();
+    const res = await client.request({ path: '/echo', method: 'GET' });
+    expect(res.headers['x-conn']).toBe('2');
+    expect(res.headers['x-early-data']).toBe('0');
+    await res.body.dump();
+    expect(await sessions(client)).toEqual({ resumed: 1, refused: 0 });
+  });
+
+  it('on: a GET on the resumed connection goes in early data and gets its response', async () => {
+    const { client } = await resumingClient({ zeroRtt: true });
+    const res = await client.request({ path: '/echo?early', method: 'GET' });
+    expect(res.statusCode).toBe(200);
+    expect(res.headers['x-conn']).toBe('2');
+    expect(res.headers['x-early-data']).toBe('1');
+    expect(((await res.body.json()) as { path: string }).path).toBe('/echo?early');
+    expect(await sessions(client)).toEqual({ resumed: 1, refused: 0 });
+  });
+
+  it('a POST, or a GET with a body, waits for the handshake while a GET beside it goes early', async () => {
+    const { client } = await resumingClient({ zeroRtt: true });
+    const [post, get, withBody] = await Promise.all([
+      client.request({ path: '/echo', method: 'POST', body: 'payload' }),
+      client.request({ path: '/echo', method: 'GET' }),
+      client.request({ path: '/echo', method: 'GET', body: 'x' }),
+    ]);
+    for (const r of [post, get, withBody]) expect(r.headers['x-conn']).toBe('2');
+    expect(post.headers['x-early-data']).toBe('0');
+    expect(withBody.headers['x-early-data']).toBe('0');
+    expect(get.headers['x-early-data']).toBe('1');
+    expect(((await post.body.json()) as { length: number }).length).toBe(7);
+    await Promise.all([get.body.dump(), withBody.body.dump()]);
+  });
+
+  it('a 425 to an early request is retried once after the handshake; the caller sees only the 200', async () => {
+    const { client } = await resumingClient({ zeroRtt: true });
+    const res = await client.request({ path: '/too-early', method: 'GET' });
+    expect(res.statusCode).toBe(200);
+    expect(res.headers['x-early-data']).toBe('0');
+    // The server had answered 425 once before this response.
+    expect(res.headers['x-425s']).toBe('1');
+    expect(await res.body.text()).toBe('ok');
+  });
+
+  it('a 425 to a request that did not go early reaches the caller as it is', async () => {
+    const { client } = await resumingClient({ zeroRtt: true });
+    const res = await client.request({ path: '/status?425', method: 'POST', body: 'x' });
+    expect(res.statusCode).toBe(425);
+    expect(res.headers['x-early-data']).toBe('0');
+    await res.body.dump();
+  });
+
+  it('early data the server rejects is sent again over 1-RTT: every request answered once', async () => {
+    const { client } = await resumingClient({ zeroRtt: true, rejectZeroRtt: true });
+    const paths = Array.from({ length: 5 }, (_, i) => `/echo?${i}`);
+    const all = await Promise.all([
+      ...paths.map((path) => client.request({ path, method: 'GET' })),
+      client.request({ path: '/echo?post', method: 'POST', body: 'p' }),
+    ]);
+    const seen = await Promise.all(all.map(async (r) => [r.statusCode, r.headers['x-conn'], r.headers['x-early-data'], ((await r.body.json()) as { path: string }).path]));
+    expect(seen).toEqual([...paths, '/echo?post'].map((path) => [200, '2', '0', path]));
+    // The client offered the first connection's session (with early data); the server refused it.
+    expect(await sessions(client)).toEqual({ resumed: 0, refused: 1 });
+    // The connection goes on over 1-RTT.
+    const again = await client.request({ path: '/echo', method: 'GET' });
+    expect(again.headers['x-conn']).toBe('2');
+    await again.body.dump();
+  });
+
+  it('refuses a zeroRtt that is not a boolean', () => {
+    for (const zeroRtt of [1, 'yes', {}]) {
+      expect(() => new Client('https://localhost:1', { allowH3: true, h3Options: { zeroRtt } as never })).toThrow(errors.InvalidArgumentError);
+      expect(() => new Client('https://localhost:1', { allowH3: true, h3Options: { zeroRtt } as never })).toThrow(/h3Options.zeroRtt must be a valid boolean value/);
+    }
+  });
+});
