@@ -48,13 +48,13 @@ function warnOnce(name: string, value: string, expected: string, used: string | 
 }
 
 /** The driver asked for: the `engine` option (checked: a bad one throws), else `FERRO_ENGINE`, else the machine's default. */
-export function engineKind(option?: unknown, env: string | undefined = process.env.FERRO_ENGINE, m: Machine = here()): EngineKind {
+export function engineKind(option?: unknown, env: string | undefined = process.env.FERRO_ENGINE, m?: Machine): EngineKind {
   if (option !== undefined && option !== null) {
     if (option !== 'inline' && option !== 'threaded') throw new InvalidArgumentError("engine must be 'inline' or 'threaded'");
     return option;
   }
   if (env === 'inline' || env === 'threaded') return env;
-  const chosen = defaultDriver(m);
+  const chosen = defaultDriver(m ?? here());
   if (env !== undefined && env !== '') warnOnce('FERRO_ENGINE', env, "'inline' or 'threaded'", chosen);
   return chosen;
 }
