@@ -11,6 +11,7 @@
 //   <lib>-dispatch        dispatch() with a minimal controller handler that counts body bytes
 //   <lib>-fetch           fetch(url, { dispatcher }) + res.arrayBuffer()
 //   <lib>-bridged, -interceptors, -websocket, node-http: see bench/README.md.
+//   <lib>-request-h1 / -h2 / -h3  request() + arrayBuffer() over that protocol only (the h3 rows)
 // With cfg.blocking === false every request is sent with `blocking: false` (fetch: through a dispatcher
 // composed to add it), so pipelined requests go out without waiting for the previous response's head.
 import http from 'node:http';
@@ -49,6 +50,14 @@ function tlsOptions(cfg) {
   return { ca, ...(cfg.maxCachedSessions != null ? { maxCachedSessions: cfg.maxCachedSessions } : null) };
 }
 
+// A contender named for a protocol (…-h1 / -h2 / -h3): the options that pin it.
+const PROTOCOLS = {
+  h1: (cfg) => ({ allowH2: false, connections: cfg.h1Connections ?? cfg.connections }),
+  h2: () => ({ allowH2: true }),
+  // Straight to QUIC: no TCP connection, no Alt-Svc discovery.
+  h3: () => ({ allowH3: true, h3Options: { priorKnowledge: true } }),
+};
+
 function poolOptions(cfg) {
   const tls = tlsOptions(cfg);
   return {
@@ -56,6 +65,7 @@ function poolOptions(cfg) {
     pipelining: cfg.pipelining,
     // Both libraries negotiate h2 through ALPN when asked (undici 7 only on request).
     allowH2: cfg.h2 === true,
+    ...(cfg.protocol ? PROTOCOLS[cfg.protocol](cfg) : null),
     ...(tls ? { connect: tls } : null),
     ...(cfg.maxGlobalConnections ? { maxGlobalConnections: cfg.maxGlobalConnections } : null),
   };
@@ -338,8 +348,8 @@ export async function makeContender(cfg) {
   const name = cfg.contender;
   if (name === 'node-http') return nodeHttpContender(cfg);
   if (name === 'ferro-bridged') return bridgedContender(await loadFerro(cfg), cfg);
-  const m = /^(ferro|undici)-(.+)$/.exec(name);
+  const m = /^(ferro|undici)-(.+?)(?:-(h[123]))?$/.exec(name);
   const build = m && APIS[m[2]];
   if (!build) throw new Error(`unknown contender: ${name}`);
-  return build(m[1] === 'ferro' ? await loadFerro(cfg) : await loadUndici(cfg), cfg);
+  return build(m[1] === 'ferro' ? await loadFerro(cfg) : await loadUndici(cfg), m[3] ? { ...cfg, protocol: m[3] } : cfg);
 }

@@ -168,7 +168,7 @@ export function renderReport(results, { perfNote }) {
   }
   report.push(
     'Ratios compare with undici\'s same API (ferro-<api> vs undici-<api>; ferro-bridged and node-http vs ' +
-      'undici-request): req/s above 1.00× is faster, CPU and latency below 1.00× are better.',
+      'undici-request; the h3 rows\' …-h1 / -h2 / -h3 vs undici-request-h2): req/s above 1.00× is faster, CPU and latency below 1.00× are better.',
     '',
   );
   const perf = perfTable(results);

@@ -46,9 +46,10 @@ import {
   SCENARIOS,
   contendersOf,
   driverOf,
+  ownServer,
   rustServes,
 } from './scenarios.mjs';
-import { startNodeServer, startRedis, startRustServer } from './servers.mjs';
+import { startH3Server, startNodeServer, startRedis, startRustServer } from './servers.mjs';
 
 const BENCH_DIR = path.dirname(fileURLToPath(import.meta.url));
 const ROOT = path.resolve(BENCH_DIR, '..');
@@ -193,13 +194,15 @@ function turnConfig(sc, contender, server, redis) {
   return {
     contender: driverOf(contender) === null ? contender : contender.replace(/-(inline|threaded)-/, '-'),
     driver: driverOf(contender),
-    origin: sc.h2
-      ? `https://127.0.0.1:${server.h2Port}`
-      : sc.secure
-        ? `https://127.0.0.1:${server.httpsPort}`
-        : sc.host
-          ? origin.replace('127.0.0.1', sc.host)
-          : origin,
+    origin: sc.h3Server
+      ? `https://localhost:${server.port}`
+      : sc.h2
+        ? `https://127.0.0.1:${server.h2Port}`
+        : sc.secure
+          ? `https://127.0.0.1:${server.httpsPort}`
+          : sc.host
+            ? origin.replace('127.0.0.1', sc.host)
+            : origin,
     h2: sc.h2 === true,
     h2c: sc.h2c === true,
     agent: sc.agent === true,
@@ -212,6 +215,7 @@ function turnConfig(sc, contender, server, redis) {
     mode: sc.mode,
     concurrency: sc.concurrency,
     connections: sc.connections,
+    h1Connections: sc.h1Connections ?? null,
     pipelining: sc.pipelining,
     blocking: sc.blocking ?? null,
     warmupMs: opt.warmup * 1000,
@@ -306,7 +310,7 @@ async function main() {
   out.push(
     `- server: ${opt.servers
       .map((s) => (s === 'node' ? `node:http${opt.serverWorkers > 1 ? ` (node:cluster of ${opt.serverWorkers} processes)` : ''}` : `crates/bench-server, ${opt.rustThreads} thread(s) (rows marked "(rust)")`))
-      .join('; ')}`,
+      .join('; ')}${opt.scenarios.some((n) => ownServer(SCENARIOS[n])) ? '; h3 rows: crates/h3-test-server --bench, one thread' : ''}`,
   );
   out.push(
     opt.serverCpus || opt.clientCpus
@@ -323,11 +327,13 @@ async function main() {
   const results = {};
   const skipped = [];
   let redis = null;
-  for (const serverName of opt.servers) {
-    const scenarios = opt.scenarios.filter(
-      (name) =>
-        serverName === 'node'
-          ? !SCENARIOS[name].rustOnly
+  // The h3 rows run against their own server (crates/h3-test-server) whatever --server says.
+  for (const serverName of [...opt.servers, 'h3']) {
+    const scenarios = opt.scenarios.filter((name) =>
+      serverName === 'h3'
+        ? ownServer(SCENARIOS[name]) === 'h3'
+        : serverName === 'node'
+          ? !SCENARIOS[name].rustOnly && !ownServer(SCENARIOS[name])
           : rustServes(SCENARIOS[name]) && (namedScenarios !== undefined || RUST_SCENARIOS.includes(name)),
     );
     if (!scenarios.length) continue;
@@ -336,11 +342,13 @@ async function main() {
       server =
         serverName === 'node'
           ? await startNodeServer({ cpus: opt.serverCpus, workers: opt.serverWorkers })
-          : await startRustServer({ cpus: opt.serverCpus, threads: opt.rustThreads });
+          : serverName === 'h3'
+            ? await startH3Server({ cpus: opt.serverCpus })
+            : await startRustServer({ cpus: opt.serverCpus, threads: opt.rustThreads });
     } catch (err) {
       // Without a Rust toolchain (or a built binary) the node rows still run.
       if (serverName === 'node') throw err;
-      skipped.push(`the Rust server's rows are missing: ${err.message}`);
+      skipped.push(`the ${serverName === 'h3' ? 'h3 test' : 'Rust'} server's rows are missing: ${err.message}`);
       log(skipped.at(-1));
       continue;
     }

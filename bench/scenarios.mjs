@@ -20,6 +20,8 @@ export const DEFAULT_CONTENDERS = [
 // fetch is measured where it is a throughput question; new connections and latency compare the transports.
 const isFetch = (c) => c.endsWith('-fetch');
 const WEBSOCKET_CONTENDERS = ['ferro-websocket', 'undici-websocket'];
+// request() + arrayBuffer() over one protocol (the suffix), against crates/h3-test-server --bench.
+const H3_CONTENDERS = ['ferro-request-h3', 'ferro-request-h2', 'undici-request-h2', 'undici-request-h1'];
 // ferro-inline-<api> / ferro-threaded-<api>: a ferro contender with FERRO_ENGINE set for its process.
 const DRIVER_CONTENDERS = ['inline', 'threaded'].flatMap((d) => API_NAMES.map((api) => `ferro-${d}-${api}`));
 export const driverOf = (c) => /^ferro-(inline|threaded)-/.exec(c)?.[1] ?? null;
@@ -36,11 +38,14 @@ export const ALL_CONTENDERS = [
     'ferro-interceptors',
     'undici-interceptors',
     ...WEBSOCKET_CONTENDERS,
+    ...H3_CONTENDERS,
   ]),
 ];
 
 /** undici's same API, which a contender's ratios compare with. */
 export function baselineOf(c) {
+  // undici has no HTTP/3: the protocol rows compare with its h2.
+  if (/-h[123]$/.test(c)) return 'undici-request-h2';
   if (c === 'node-http' || c === 'ferro-bridged' || c === 'ferro-request-timings') return 'undici-request';
   return c.replace(/^ferro-(inline-|threaded-)?/, 'undici-');
 }
@@ -58,6 +63,9 @@ const NEW_CONNECTIONS = {
   expectBytes: 12,
 };
 const CACHE_HIT = { mode: 'latency', concurrency: 1, connections: 1, pipelining: 1, path: '/cacheable', expectBytes: 12, interceptor: 'cache' };
+// crates/h3-test-server --bench: QUIC and TLS on one port, 100 in flight. h2 and h3 on one
+// connection; undici's h1 on the usual Pool of 50 connections × pipelining 10 (h1 has no multiplexing).
+const H3 = { ...THROUGHPUT, secure: true, h3Server: true, connections: 1, h1Connections: 50, contenders: H3_CONTENDERS, ownContenders: true };
 const WEBSOCKET = { mode: 'throughput', concurrency: 16, connections: 1, pipelining: 1, path: '/ws', contenders: WEBSOCKET_CONTENDERS, ownContenders: true };
 // The https server's certificate (localhost, 127.0.0.1) is signed by the test CA.
 export const CA_FILE = path.join(ROOT, '__test__', 'fixtures', 'tls', 'ca.pem');
@@ -81,6 +89,9 @@ export const SCENARIOS = {
   // HTTP/2 over TLS: 100 in flight over one session (Pool of 1 connection, allowH2).
   h2: { ...THROUGHPUT, secure: true, h2: true, connections: 1, noFetch: true, noNode: true, path: '/small', expectBytes: 12, title: 'h2, one session, small body' },
   'h2-64k': { ...THROUGHPUT, secure: true, h2: true, connections: 1, noFetch: true, noNode: true, path: '/64k', expectBytes: 65536, title: 'h2, one session, 64 KiB body' },
+  // HTTP/3 (ferro, prior knowledge) against HTTP/2 (ferro, undici) and HTTP/1.1 (undici), one server.
+  h3: { ...H3, path: '/small', expectBytes: 12, title: 'h3 / h2 / h1 on one server, small body' },
+  'h3-64k': { ...H3, path: '/64k', expectBytes: 65536, title: 'h3 / h2 / h1 on one server, 64 KiB body' },
   // HTTP/2 without TLS (prior knowledge) through H2CClient, 100 streams on one connection: the
   // Rust server only (node:http has no h2c listener here).
   h2c: { ...THROUGHPUT, h2c: true, rustOnly: true, noFetch: true, noNode: true, connections: 1, pipelining: 100, path: '/small', expectBytes: 12, title: 'h2c, one connection, small body' },
@@ -154,6 +165,8 @@ export const SCENARIOS = {
 /** The paths crates/bench-server answers: scenarios on them run against `--server=rust` too. */
 const RUST_PATHS = new Set(['/small', '/64k', '/cacheable', '/set-cookie']);
 export const rustServes = (sc) => !sc.secure && !sc.h2 && RUST_PATHS.has(sc.path);
+/** The server a scenario runs against besides the --server list: crates/h3-test-server for h3 rows. */
+export const ownServer = (sc) => (sc.h3Server ? 'h3' : null);
 /** What the Rust server runs by default: the rows that say what the client itself costs. */
 export const RUST_SCENARIOS = ['small', 'consumers', 'pipelined', '64k', '64k-pipelined', 'h2c', 'h2c-64k', 'latency'];
 
@@ -182,6 +195,8 @@ export const DEFAULT_SCENARIOS = [
   'https',
   'h2',
   'h2-64k',
+  'h3',
+  'h3-64k',
   'h2c',
   'h2c-64k',
   'new-connections',

@@ -2,6 +2,8 @@
 // - node: bench/server.mjs (node:http, node:https, node:http2, WebSocket echo), the realistic case;
 // - rust: crates/bench-server, a few µs of CPU per request, so that the client is the bottleneck
 //   (plain HTTP/1.1 only: /small, /64k, /cacheable, /set-cookie);
+// - h3: crates/h3-test-server --bench, HTTP/3 on UDP and HTTP/1.1 + HTTP/2 over TLS on the same
+//   TCP port (crates/bench-server's code and routes), for the h3 rows;
 // - redis-server, for the RedisCacheStore row.
 // Each resolves to { port, httpsPort, h2Port, cpu(), stop() }, cpu() giving { user, system } in µs.
 import { spawnSync } from 'node:child_process';
@@ -13,6 +15,8 @@ import { forkNode, log, spawnPinned } from './processes.mjs';
 const BENCH_DIR = path.dirname(fileURLToPath(import.meta.url));
 const ROOT = path.resolve(BENCH_DIR, '..');
 const CRATE_DIR = path.join(ROOT, 'crates', 'bench-server');
+const H3_CRATE_DIR = path.join(ROOT, 'crates', 'h3-test-server');
+const TLS_DIR = path.join(ROOT, '__test__', 'fixtures', 'tls');
 
 export function startNodeServer({ cpus, workers }) {
   return new Promise((resolve, reject) => {
@@ -70,14 +74,17 @@ function newestMtime(dir) {
   return newest;
 }
 
-/** The bench server's binary, built (profile bench-server: release without fat LTO) when missing or older than its sources. */
-export function rustServerBinary() {
+/**
+ * A workspace binary built with profile bench-server (release without fat LTO) when missing or older
+ * than the sources in `dirs`: crates/bench-server's by default.
+ */
+export function rustServerBinary(pkg = 'ferro-bench-server', dirs = [CRATE_DIR]) {
   const targetDir = path.resolve(ROOT, process.env.CARGO_TARGET_DIR ?? 'target');
-  const bin = path.join(targetDir, 'bench-server', process.platform === 'win32' ? 'ferro-bench-server.exe' : 'ferro-bench-server');
+  const bin = path.join(targetDir, 'bench-server', process.platform === 'win32' ? `${pkg}.exe` : pkg);
   const built = fs.existsSync(bin) ? fs.statSync(bin).mtimeMs : 0;
-  if (built > newestMtime(CRATE_DIR)) return bin;
-  log('building crates/bench-server (cargo build --profile bench-server)…');
-  const r = spawnSync('cargo', ['build', '--quiet', '--profile', 'bench-server', '-p', 'ferro-bench-server'], {
+  if (built > Math.max(...dirs.map(newestMtime))) return bin;
+  log(`building ${pkg} (cargo build --profile bench-server)…`);
+  const r = spawnSync('cargo', ['build', '--quiet', '--profile', 'bench-server', '-p', pkg], {
     cwd: ROOT,
     stdio: ['ignore', 'inherit', 'inherit'],
   });
@@ -87,7 +94,7 @@ export function rustServerBinary() {
     log(`cannot rebuild the bench server (${why}); using the older binary`);
     return bin;
   }
-  throw new Error(`cannot build crates/bench-server: ${why}`);
+  throw new Error(`cannot build ${pkg}: ${why}`);
 }
 
 /**
@@ -126,6 +133,30 @@ export function startRustServer({ cpus, threads }) {
     child.on('exit', (code, signal) => {
       clearTimeout(timer);
       reject(new Error(`bench server exited early (code ${code}, signal ${signal})`));
+    });
+  });
+}
+
+// crates/h3-test-server --bench with the suite's localhost certificate: it prints `port N` once both
+// sides listen, and exits when its stdin ends (so it goes with this process).
+export function startH3Server({ cpus }) {
+  const bin = rustServerBinary('h3-test-server', [H3_CRATE_DIR, CRATE_DIR]);
+  const args = ['--bench', '--cert', path.join(TLS_DIR, 'localhost.pem'), '--key', path.join(TLS_DIR, 'localhost.key')];
+  return new Promise((resolve, reject) => {
+    const child = spawnPinned(bin, args, { cpus, stdio: ['pipe', 'pipe', 'inherit'] });
+    const timer = setTimeout(() => reject(new Error('h3 test server did not start within 10 s')), 10_000);
+    let out = '';
+    child.stdout.on('data', (d) => {
+      out += d;
+      const port = Number(/^port (\d+)\n/.exec(out)?.[1]);
+      if (!port) return;
+      clearTimeout(timer);
+      resolve({ port, httpsPort: port, h2Port: port, cpu: async () => procCpu(child.pid), stop: () => child.kill('SIGKILL') });
+    });
+    child.on('error', reject);
+    child.on('exit', (code, signal) => {
+      clearTimeout(timer);
+      reject(new Error(`h3 test server exited early (code ${code}, signal ${signal})`));
     });
   });
 }
