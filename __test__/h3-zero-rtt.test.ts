@@ -3,6 +3,9 @@
 // bodiless requests in early data. The server says which requests came early (`x-early-data`),
 // answers 425 to early ones on /too-early, and with --reject-0rtt rejects all early data.
 import { once } from 'node:events';
+import { readFileSync } from 'node:fs';
+import { createServer } from 'node:https';
+import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Client, errors } from '../ts/index.js';
 import { Cleanup } from './fixtures/cleanup.js';
@@ -12,12 +15,14 @@ import { h3Server } from './fixtures/h3.js';
 const cleanup = new Cleanup();
 afterEach(() => cleanup.run());
 
+const tls = (name: string): Buffer => readFileSync(new URL(`./fixtures/tls/${name}`, import.meta.url));
+
 /**
  * A prior-knowledge client whose first connection has answered a request and closed (its idle
  * session ends after `keepAliveTimeout`), so the next request opens a second connection that can
  * resume the first one's session.
  */
-async function resumingClient(opts: { zeroRtt?: boolean; rejectZeroRtt?: boolean } = {}) {
+async function resumingClient(opts: { zeroRtt?: boolean; rejectZeroRtt?: boolean; connectTimeout?: number } = {}) {
   // The delay stands in for a network's round trip: on loopback the handshake could complete
   // before the client has written its early requests.
   const server = cleanup.add(await h3Server({ rejectZeroRtt: opts.rejectZeroRtt, acceptDelay: 30 }));
@@ -27,6 +32,7 @@ async function resumingClient(opts: { zeroRtt?: boolean; rejectZeroRtt?: boolean
       allowH3: true,
       keepAliveTimeout: 50,
       keepAliveMaxTimeout: 50,
+      connectTimeout: opts.connectTimeout,
       h3Options: { priorKnowledge: true, zeroRtt: opts.zeroRtt },
     }),
   );
@@ -112,6 +118,56 @@ describe('HTTP/3 0-RTT', () => {
     const again = await client.request({ path: '/echo', method: 'GET' });
     expect(again.headers['x-conn']).toBe('2');
     await again.body.dump();
+  });
+
+  it('a resumed connection to a server that is gone: the early request fails with the connect timeout, no hang', async () => {
+    const { server, client } = await resumingClient({ zeroRtt: true, connectTimeout: 300 });
+    await server.kill();
+    const started = performance.now();
+    const err = (await client.request({ path: '/echo', method: 'GET' }).catch((e: Error) => e)) as Error & { code?: string };
+    expect(err.code).toBe('UND_ERR_CONNECT_TIMEOUT');
+    expect(performance.now() - started).toBeLessThan(2000);
+  });
+
+  it('to an Alt-Svc endpoint that is gone, the early request goes over TCP within fallbackTimeout', async () => {
+    const WINDOW = 600;
+    const tcp = { requests: 0, port: 0 };
+    const https = createServer({ key: tls('localhost.key'), cert: tls('localhost.pem') }, (_req, res) => {
+      tcp.requests++;
+      res.setHeader('alt-svc', `h3=":${tcp.port}"`);
+      res.end('tcp');
+    });
+    https.listen(0, '127.0.0.1');
+    await once(https, 'listening');
+    tcp.port = (https.address() as AddressInfo).port;
+    cleanup.defer(async () => {
+      https.closeAllConnections();
+      await new Promise((r) => https.close(r));
+    });
+    const h3 = cleanup.add(await h3Server({ port: tcp.port, acceptDelay: 30 }));
+    const client = cleanup.add(
+      new Client(`https://localhost:${tcp.port}`, {
+        connect: { ca },
+        allowH3: true,
+        pipelining: 0,
+        keepAliveTimeout: 50,
+        keepAliveMaxTimeout: 50,
+        h3Options: { zeroRtt: true, fallbackTimeout: WINDOW },
+      }),
+    );
+    expect(await (await client.request({ path: '/', method: 'GET' })).body.text()).toBe('tcp');
+    const quic = await client.request({ path: '/echo', method: 'GET' });
+    expect(quic.headers['x-conn']).toBe('1');
+    // Both connections (TCP, then QUIC with its session ticket) close idle.
+    const closed = once(client, 'disconnect');
+    await quic.body.dump();
+    await closed;
+    await h3.kill();
+    const started = performance.now();
+    const res = await client.request({ path: '/', method: 'GET' });
+    expect(await res.body.text()).toBe('tcp');
+    expect(performance.now() - started).toBeLessThan(WINDOW + 1000);
+    expect(tcp.requests).toBe(2);
   });
 
   it('refuses a zeroRtt that is not a boolean', () => {

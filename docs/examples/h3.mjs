@@ -1,7 +1,8 @@
 // HTTP/3: an https server (TCP) advertises HTTP/3 on its port with Alt-Svc, and an HTTP/3 server
 // answers on the same port over UDP (the test suite's quinn + h3 server, crates/h3-test-server).
 // An `allowH3` client makes its first request over TCP, learns the Alt-Svc entry, and sends the
-// next ones over QUIC; `h3Options.priorKnowledge` goes to HTTP/3 straight away.
+// next ones over QUIC; `h3Options.priorKnowledge` goes to HTTP/3 straight away, and with
+// `h3Options.zeroRtt` a resumed connection sends its GET in 0-RTT early data.
 import { createServer } from 'node:https';
 import { spawn, execFileSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
@@ -26,7 +27,9 @@ const { port } = https.address();
 // UDP, same port: the HTTP/3 server (built by cargo when missing).
 const bin = `${root}target/debug/h3-test-server`;
 if (!existsSync(bin)) execFileSync('cargo', ['build', '-p', 'h3-test-server', '--quiet'], { cwd: root });
-const h3 = spawn(bin, ['--port', String(port), '--cert', tlsPath('localhost.pem'), '--key', tlsPath('localhost.key')], { stdio: ['pipe', 'pipe', 'inherit'] });
+// --accept-delay: a network's round trip, which loopback lacks (early data arrives before the handshake can end).
+const args = ['--port', String(port), '--cert', tlsPath('localhost.pem'), '--key', tlsPath('localhost.key'), '--accept-delay', '20'];
+const h3 = spawn(bin, args, { stdio: ['pipe', 'pipe', 'inherit'] });
 await once(createInterface({ input: h3.stdout }), 'line');
 
 const origin = `https://localhost:${port}`;
@@ -44,8 +47,18 @@ const direct = new Client(origin, { connect: { ca: tls('ca.pem') }, allowH3: tru
 const { body } = await direct.request({ path: '/trailers', method: 'GET' });
 console.log(`prior knowledge: ${await body.text()}`);
 
+// 0-RTT: the second connection resumes the first one's TLS session and sends the GET early.
+const early = new Client(origin, { connect: { ca: tls('ca.pem') }, allowH3: true, keepAliveTimeout: 100, h3Options: { priorKnowledge: true, zeroRtt: true } });
+for (const round of [1, 2]) {
+  const { headers, body } = await early.request({ path: '/echo', method: 'GET' });
+  await body.dump();
+  console.log(`zeroRtt: connection ${headers['x-conn']}, early data: ${headers['x-early-data'] === '1' ? 'yes' : 'no'}`);
+  if (round === 1) await once(early, 'disconnect');
+}
+
 await client.close();
 await direct.close();
+await early.close();
 h3.stdin.end('quit\n');
 await once(h3, 'exit');
 https.close();

@@ -65,8 +65,8 @@ pub(super) async fn attempt(owner: &dyn ConnOwner, conn_id: u64, h3: &H3Options)
                 remote.ip(),
                 remote.port()
             );
-            let race = fallback.then_some(h3.race);
-            Attempt::Quic(endpoint, conn, addrs, accepted.map(|accepted| Early { accepted, race }))
+            let early = accepted.map(|accepted| Early { accepted, limit, fallback });
+            Attempt::Quic(endpoint, conn, addrs, early)
         }
         Err(_) if fallback => {
             h3.route.broken(Instant::now());

@@ -166,6 +166,11 @@ impl Session {
         while let Poll::Ready(step) = z.poll(cx, &self.conn, self.max_field) {
             match step {
                 Step::Rejected => *driver = None,
+                Step::TimedOut => {
+                    // What the early requests fail with when they have nowhere else to go.
+                    let timeout = (ErrorCode::ConnectTimeout, "Connect Timeout Error".to_string());
+                    let _ = self.signals.teardown.set(timeout);
+                }
                 Step::Rebuilt(built) => match *built {
                     Ok((d, send)) => {
                         *driver = Some(d);

@@ -35,11 +35,13 @@ pub(crate) enum Phase {
 
 pub(crate) type PhaseRx = watch::Receiver<Phase>;
 
-/// A connection's early start, from the attempt: quinn's verdict on its early data, and with an
-/// Alt-Svc endpoint (`race`) how long the handshake may take before the requests go over TCP.
+/// A connection's early start, from the attempt: quinn's verdict on its early data, how long the
+/// handshake may take (the race window of an Alt-Svc endpoint, else `connectTimeout`), and
+/// whether its requests may then go over TCP (`fallback`: an Alt-Svc endpoint).
 pub(crate) struct Early {
     pub accepted: ZeroRttAccepted,
-    pub race: Option<Duration>,
+    pub limit: Option<Duration>,
+    pub fallback: bool,
 }
 
 /// Whether `req` may go in early data: a safe method (RFC 9110 §9.2.1), no body, no
@@ -70,6 +72,8 @@ pub(super) enum Step {
     /// Early data was rejected: the old HTTP/3 connection must not be polled again (it would
     /// take the server's new control stream).
     Rejected,
+    /// The handshake took longer than its limit: the connection was closed.
+    TimedOut,
     Other,
 }
 
@@ -85,12 +89,12 @@ pub(super) struct ZeroRtt {
 
 impl ZeroRtt {
     pub(super) fn new(early: Early, route: Option<Arc<Route>>) -> ZeroRtt {
-        let deadline = early.race.map(Timer::after);
+        let deadline = early.limit.filter(|d| !d.is_zero()).map(Timer::after);
         ZeroRtt {
             state: State::Early(early.accepted, deadline),
             phase: watch::Sender::new(Phase::Early),
             held: Vec::new(),
-            route: route.filter(|_| early.race.is_some()),
+            route: route.filter(|_| early.fallback),
         }
     }
 
@@ -141,9 +145,10 @@ impl ZeroRtt {
             State::Early(accepted, deadline) => {
                 let timed_out = deadline.as_mut().is_some_and(|t| Pin::new(t).poll(cx).is_ready());
                 if timed_out {
-                    // The endpoint does not answer: the early requests go over TCP.
+                    // The endpoint does not answer: the early requests go over TCP, or fail.
                     conn.close(VarInt::from_u32(0), b"");
-                    return Poll::Ready(self.fail());
+                    self.fail();
+                    return Poll::Ready(Step::TimedOut);
                 }
                 let Poll::Ready(took) = Pin::new(accepted).poll(cx) else { return Poll::Pending };
                 if took {
@@ -152,7 +157,8 @@ impl ZeroRtt {
                     return Poll::Ready(Step::Other);
                 }
                 if conn.close_reason().is_some() {
-                    return Poll::Ready(self.fail());
+                    self.fail();
+                    return Poll::Ready(Step::Other);
                 }
                 self.phase.send_replace(Phase::Lost);
                 self.state = State::Rebuilding(Box::pin(h3_over(conn.clone(), max_field)));
@@ -167,12 +173,47 @@ impl ZeroRtt {
         }
     }
 
-    fn fail(&mut self) -> Step {
+    fn fail(&mut self) {
         self.state = State::Failed;
         self.phase.send_replace(Phase::Lost);
         if let Some(route) = &self.route {
             route.broken(Instant::now());
         }
-        Step::Other
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::request::{Limits, StreamLength};
+
+    fn req(head: &'static str, body: Option<&[u8]>, flags: u32) -> Request {
+        Request {
+            id: 1,
+            head: head.into(),
+            body: body.map(<[u8]>::to_vec),
+            stream_length: StreamLength::Chunked,
+            flags,
+            limits: Limits::default(),
+            ctl: Arc::default(),
+            retries: 0,
+        }
+    }
+
+    #[test]
+    fn only_safe_requests_without_a_body_go_early() {
+        for m in ["GET", "HEAD", "OPTIONS", "TRACE"] {
+            let head: &'static str = Box::leak(format!("{m}\0/").into_boxed_str());
+            assert!(may_go_early(&req(head, None, 0)), "{m}");
+            assert!(may_go_early(&req(head, Some(b""), 0)), "{m} with an empty body");
+            assert!(!may_go_early(&req(head, Some(b"x"), 0)), "{m} with a body");
+        }
+        for m in ["POST", "PUT", "DELETE", "PATCH", "CONNECT"] {
+            let head: &'static str = Box::leak(format!("{m}\0/").into_boxed_str());
+            assert!(!may_go_early(&req(head, None, flags::IDEMPOTENT)), "{m}");
+        }
+        for f in [flags::STREAM_BODY, flags::EXPECT_CONTINUE, flags::UPGRADE] {
+            assert!(!may_go_early(&req("GET\0/", None, f)), "flag {f}");
+        }
     }
 }
