@@ -158,6 +158,23 @@ describe('HTTP/3 with prior knowledge', () => {
     await next.body.dump();
   });
 
+  it('a GOAWAY is acted on when it arrives: new requests open a new connection, the one under way finishes', async () => {
+    const { server, client } = await h3Client();
+    // 8 MB left unread: flow control holds the server's send, so the stream stays open and the
+    // server does not close the connection.
+    const big = await client.request({ path: '/big?8000000', method: 'GET' });
+    expect(big.headers['x-conn']).toBe('1');
+    const disconnected = new Promise((resolve) => client.once('disconnect', resolve));
+    server.goaway();
+    // Before any new request: the GOAWAY itself is the signal.
+    await disconnected;
+    const next = await client.request({ path: '/echo', method: 'GET' });
+    expect(next.headers['x-conn']).toBe('2');
+    await next.body.dump();
+    const body = Buffer.from(await big.body.arrayBuffer());
+    expect(body.equals(pattern(8_000_000))).toBe(true);
+  });
+
   it('a server killed mid-body fails the request with a typed error (no hang)', async () => {
     const { server, client } = await h3Client({ h3Options: { idleTimeout: 500 } });
     const res = await client.request({ path: '/hang', method: 'GET' });

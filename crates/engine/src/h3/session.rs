@@ -2,9 +2,10 @@
 //! queue up to `maxConcurrentStreams` (quinn holds streams beyond the server's limit until one
 //! closes), runs each as a stream task, and drives the connection's control stream itself.
 //!
-//! The server's GOAWAY is found by the first stream that can no longer open: the session then
-//! takes no more work and the pool hears `disconnect` (so queued requests get a new connection),
-//! that request goes back to the queue, and streams under way finish. A session with no stream
+//! The server's GOAWAY is noticed as the driver reads it (h3 marks the connection closing): the
+//! session then takes no more work and the pool hears `disconnect` (so queued and new requests get
+//! a new connection) while streams under way finish. A stream that raced it (it failed to open as
+//! the connection was closing) goes back to the queue. A session with no stream
 //! open for `keepAliveTimeout` closes, as an idle h1 / h2 connection does.
 use super::stream::{describe_connection as describe, Outcome, Signals, Stream};
 use super::zero_rtt::{Early, PhaseRx, Step, ZeroRtt};
@@ -121,6 +122,8 @@ impl Session {
             if let Poll::Ready(e) = d.poll_close(cx) {
                 *driver = None;
                 self.ended(&e);
+            } else if send_closing(&self.send) {
+                self.go(ErrorCode::Info, GOAWAY_MESSAGE);
             }
         }
         self.reap(cx);
@@ -315,4 +318,10 @@ impl Session {
         self.pool.disconnected(self.conn_id, code, msg, "");
         self.flush_held();
     }
+}
+
+/// Whether the driver has read the server's GOAWAY (h3 0.0.8 surfaces it only through this flag,
+/// or as `RemoteClosing` from the next `send_request`).
+fn send_closing(send: &SendRequest<OpenStreams, Bytes>) -> bool {
+    h3::ConnectionState::is_closing(send)
 }
