@@ -115,7 +115,7 @@ impl Stream {
                         return self.replay(req);
                     }
                 }
-                if matches!(e, StreamError::RemoteClosing { .. }) {
+                if matches!(e, StreamError::RemoteClosing) {
                     self.signals.goaway.store(true, Ordering::Relaxed);
                     if !req.has(flags::STREAM_BODY) {
                         self.settled = true;
@@ -309,7 +309,7 @@ pub(crate) fn describe(e: &StreamError) -> Failure {
             (ErrorCode::Socket, format!("HTTP/3: stream reset by the server with code {code}"))
         }
         StreamError::ConnectionError { 0: c, .. } => describe_connection(c),
-        StreamError::RemoteClosing { .. } => {
+        StreamError::RemoteClosing => {
             (ErrorCode::Socket, "HTTP/3: \"GOAWAY\" frame received".to_string())
         }
         other => (ErrorCode::Socket, format!("HTTP/3: {other}")),
@@ -414,7 +414,7 @@ async fn send_body(
 pub(crate) fn describe_connection(e: &ConnectionError) -> (ErrorCode, String) {
     use h3::quic::ConnectionErrorIncoming as In;
     let msg = match e {
-        ConnectionError::Timeout { .. } => "HTTP/3: the connection timed out".to_string(),
+        ConnectionError::Timeout => "HTTP/3: the connection timed out".to_string(),
         ConnectionError::Remote { 0: In::ApplicationClose { error_code }, .. } => {
             format!("HTTP/3: connection closed by the server with code {error_code:#x}")
         }
