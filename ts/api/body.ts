@@ -20,6 +20,8 @@ import { Blob } from 'node:buffer';
 import { ReadableStream } from 'node:stream/web';
 import { InvalidArgumentError, NotSupportedError, RequestAbortedError } from '../core/errors.js';
 import { concatBytes, decodeText, toBuffer } from './body-bytes.js';
+import { microtask } from '../core/microtask.js';
+import { promiseInto } from '../core/promise-into.js';
 
 /**
  * Where a body's bytes come from. `resume` and `abort` are called as methods of this object, so
@@ -67,13 +69,11 @@ const DEFAULT_HIGH_WATER_MARK = 64 * 1024;
 
 function noop(): void {}
 
-// A shared Promise executor: avoids allocating an executor closure per consumption.
-let pendingResolve: ((value: unknown) => void) | null = null;
-let pendingReject: ((err: unknown) => void) | null = null;
-function captureResolvers(resolve: (value: unknown) => void, reject: (err: unknown) => void): void {
-  pendingResolve = resolve;
-  pendingReject = reject;
-}
+/** A placeholder for a consumer's promise while it is made. */
+const settledPromise = Promise.resolve();
+
+/** Closes a body's replay window: one function for every body, so the microtask needs no closure. */
+let closeReplay: (body: BodyReadable) => void;
 
 function unusableError(): TypeError {
   return new TypeError('Body is unusable: it has already been read or is locked');
@@ -105,6 +105,7 @@ export class BodyReadable extends Readable {
   #eof = false;
 
   static {
+    closeReplay = (body) => body.#closeReplay();
     for (const name of ['on', 'addListener', 'prependListener'] as const) {
       const base = Readable.prototype[name] as (this: Readable, event: string | symbol, listener: (...args: unknown[]) => void) => Readable;
       const method = function (this: BodyReadable, event: string | symbol, listener: (...args: unknown[]) => void): Readable {
@@ -219,11 +220,14 @@ export class BodyReadable extends Readable {
   /** Starts the window in which a joining listener still gets the consumer's first chunks. */
   #openReplay(chunks: Buffer[]): void {
     this.#replay = chunks;
-    queueMicrotask(() => {
-      this.#replay = null;
-      // The end was held back for a listener that did not come.
-      if (this.#complete && !this.#eof && !this.destroyed) this.#endReadable();
-    });
+    microtask(closeReplay, this);
+  }
+
+  /** The microtask after a detached consumer started. */
+  #closeReplay(): void {
+    this.#replay = null;
+    // The end was held back for a listener that did not come.
+    if (this.#complete && !this.#eof && !this.destroyed) this.#endReadable();
   }
 
   #pushEof(): boolean {
@@ -589,18 +593,17 @@ export class BodyReadable extends Readable {
 
 /** A consumer with its promise; the promise is the one the caller gets. */
 function newConsumer(kind: ConsumeKind, chunks: Buffer[] | null, length: number): Consumer {
-  const promise = new Promise(captureResolvers);
   const consumer: Consumer = {
     kind,
     chunks,
     length,
-    promise,
-    resolve: pendingResolve!,
-    reject: pendingReject!,
+    promise: settledPromise,
+    resolve: noop,
+    reject: noop,
     signal: null,
     onAbort: null,
   };
-  pendingResolve = pendingReject = null;
+  consumer.promise = promiseInto(consumer);
   return consumer;
 }
 

@@ -22,10 +22,11 @@ import type {
 } from '../core/types.js';
 import { chunkIsExclusive, kSoleReader, unconsumedBodyTimeoutOf } from '../handler/controller.js';
 import { libDebug } from '../core/debug.js';
+import { promiseInto } from '../core/promise-into.js';
 import { BodyReadable, type BodyReadableOptions } from './body.js';
 import { ApiHandler, checkApiOptions, destroyRequestBody } from './api-handler.js';
 import { responseHeaders } from './response-head.js';
-import { unwatchUnconsumed, watchUnconsumed, type UnconsumedWatcher } from './unconsumed-bodies.js';
+import { unwatchUnconsumed, watchUnconsumed, type UnconsumedLane, type UnconsumedWatcher } from './unconsumed-bodies.js';
 
 // Declared through a method so its parameters are checked bivariantly: a callback typed for a
 // specific opaque type stays assignable where the dispatcher forwards it generically.
@@ -54,14 +55,6 @@ const unreadBodies = new FinalizationRegistry<RequestHandler>((handler) => handl
  * and discarded to keep its connection; a longer rest aborts the request, closing the connection.
  */
 const UNREAD_DISCARD_LIMIT = 64 * 1024;
-
-// A shared Promise executor, so the promise form allocates no executor closure.
-let pendingResolve: ((data: AnyResponseData) => void) | null = null;
-let pendingReject: ((err: Error) => void) | null = null;
-function captureResolvers(resolve: (data: AnyResponseData) => void, reject: (err: Error) => void): void {
-  pendingResolve = resolve;
-  pendingReject = reject;
-}
 
 /** Throws InvalidArgumentError for what request() refuses, destroying a stream body the caller gave. */
 function checkRequestOptions(opts: RequestOptions<unknown>): void {
@@ -105,6 +98,12 @@ class RequestHandler extends ApiHandler implements DispatchHandler, BodyReadable
    * for the three states: every request in flight carries it.)
    */
   unread: WeakRef<BodyReadable> | number | null = null;
+
+  // UnconsumedWatcher: unconsumed-bodies.ts links the watched requests through these.
+  unconsumedLane: UnconsumedLane | null = null;
+  unconsumedPrev: UnconsumedWatcher | null = null;
+  unconsumedNext: UnconsumedWatcher | null = null;
+  unconsumedDue = 0;
 
   constructor(opts: RequestOptions<unknown>, callback: AnyCallback | null) {
     checkRequestOptions(opts);
@@ -415,10 +414,7 @@ export function request(
     } catch (err) {
       return Promise.reject(err);
     }
-    const promise = new Promise<AnyResponseData>(captureResolvers);
-    handler.resolve = pendingResolve;
-    handler.reject = pendingReject;
-    pendingResolve = pendingReject = null;
+    const promise = promiseInto<AnyResponseData>(handler);
     dispatchRequest(this, opts, handler);
     return promise;
   }

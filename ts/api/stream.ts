@@ -15,6 +15,7 @@ import type {
 import { ApiHandler, checkApiOptions, destroyRequestBody } from './api-handler.js';
 import { responseHeaders } from './response-head.js';
 import type { RequestDispatcher } from './request.js';
+import { promiseInto } from '../core/promise-into.js';
 
 // A method type, so a callback typed for a specific opaque stays assignable (bivariant check).
 export type StreamCallback<TOpaque = null> = {
@@ -248,10 +249,7 @@ export function stream(
     } catch (err) {
       return Promise.reject(err);
     }
-    const promise = new Promise<AnyStreamData>((resolve, reject) => {
-      handler.resolve = resolve;
-      handler.reject = reject;
-    });
+    const promise = promiseInto<AnyStreamData>(handler);
     dispatchStream(this, opts, handler);
     return promise;
   }

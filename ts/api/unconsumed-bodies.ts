@@ -3,51 +3,80 @@
 // timeout value rather than one per request: requests watched with the same timeout fall due in
 // the order they were watched, so each lane's timer only ever waits for its oldest entry.
 
-/** A request whose body is watched; told once when its deadline passes. */
+/**
+ * A request whose body is watched; told once when its deadline passes. The `unconsumed*` fields
+ * are this module's: a lane is a list linked through its watchers, so watching and unwatching
+ * (both once per response) allocate nothing and unwatching finds its place at once.
+ */
 export interface UnconsumedWatcher {
   onUnconsumedTimeout(ms: number): void;
+  /** The lane it waits in; null when not watched. */
+  unconsumedLane: UnconsumedLane | null;
+  unconsumedPrev: UnconsumedWatcher | null;
+  unconsumedNext: UnconsumedWatcher | null;
+  /** When it falls due (performance.now()). */
+  unconsumedDue: number;
 }
 
-interface Lane {
+/** The watchers of one timeout value. */
+export interface UnconsumedLane {
   readonly ms: number;
-  /** Watched requests and when each falls due (performance.now()), oldest first. */
-  readonly due: Map<UnconsumedWatcher, number>;
+  /** The watched requests, oldest (first due) first. */
+  head: UnconsumedWatcher | null;
+  tail: UnconsumedWatcher | null;
   timer: NodeJS.Timeout | null;
 }
 
-const lanes = new Map<number, Lane>();
+const lanes = new Map<number, UnconsumedLane>();
 
 /** Starts `ms` (> 0) for `watcher`. */
 export function watchUnconsumed(watcher: UnconsumedWatcher, ms: number): void {
+  if (watcher.unconsumedLane !== null) unwatchUnconsumed(watcher);
   let lane = lanes.get(ms);
   if (lane === undefined) {
-    lane = { ms, due: new Map(), timer: null };
+    lane = { ms, head: null, tail: null, timer: null };
     lanes.set(ms, lane);
   }
-  lane.due.set(watcher, performance.now() + ms);
+  watcher.unconsumedDue = performance.now() + ms;
+  watcher.unconsumedLane = lane;
+  watcher.unconsumedPrev = lane.tail;
+  watcher.unconsumedNext = null;
+  if (lane.tail === null) lane.head = watcher;
+  else lane.tail.unconsumedNext = watcher;
+  lane.tail = watcher;
   if (lane.timer === null) arm(lane, ms);
 }
 
 /** The request settled (or its body is being read): nothing to release. */
 export function unwatchUnconsumed(watcher: UnconsumedWatcher): void {
-  if (lanes.size === 0) return;
-  for (const lane of lanes.values()) if (lane.due.delete(watcher)) return;
+  const lane = watcher.unconsumedLane;
+  if (lane === null) return;
+  const prev = watcher.unconsumedPrev;
+  const next = watcher.unconsumedNext;
+  if (prev === null) lane.head = next;
+  else prev.unconsumedNext = next;
+  if (next === null) lane.tail = prev;
+  else next.unconsumedPrev = prev;
+  watcher.unconsumedLane = watcher.unconsumedPrev = watcher.unconsumedNext = null;
 }
 
-function arm(lane: Lane, ms: number): void {
+function arm(lane: UnconsumedLane, ms: number): void {
   // Unref'd: a watched request keeps the process alive through its connection, not this timer.
   lane.timer = setTimeout(expire, Math.max(1, Math.ceil(ms)), lane).unref();
 }
 
-function expire(lane: Lane): void {
+function expire(lane: UnconsumedLane): void {
   lane.timer = null;
   const now = performance.now();
-  for (const [watcher, due] of lane.due) {
+  // The head is read again after every callback: a callback may unwatch others.
+  for (let watcher = lane.head; watcher !== null; watcher = lane.head) {
+    const due = watcher.unconsumedDue;
     if (due > now) {
-      arm(lane, due - now);
+      // (Armed already if a callback watched a request.)
+      if (lane.timer === null) arm(lane, due - now);
       return;
     }
-    lane.due.delete(watcher);
+    unwatchUnconsumed(watcher);
     watcher.onUnconsumedTimeout(lane.ms);
   }
   // Empty: drop the lane so a timeout used once does not stay in the map.

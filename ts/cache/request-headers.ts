@@ -18,7 +18,7 @@ function add(out: HeaderRecord, name: unknown, value: unknown): void {
 
 export function headerRecord(headers: LibHeaders | undefined): HeaderRecord {
   const out: HeaderRecord = Object.create(null) as HeaderRecord;
-  eachHeader(headers, (name, value) => add(out, name, value));
+  eachHeader(headers, add, out);
   return out;
 }
 

@@ -103,12 +103,15 @@ export function hasSafeIterator(headers: object): headers is Iterable<unknown> {
   return proto !== null && proto !== Object.prototype && typeof (headers as Iterable<unknown>)[Symbol.iterator] === 'function';
 }
 
-/** Calls `visit` for each name/value pair of any accepted header form, checking the form itself. */
-export function eachHeader(headers: LibHeaders | undefined, visit: (name: string, value: unknown) => void): void {
+/**
+ * Calls `visit(out, name, value)` for each name/value pair of any accepted header form, checking
+ * the form itself. `out` is passed through so that callers need no closure (one per request).
+ */
+export function eachHeader<T>(headers: LibHeaders | undefined, visit: (out: T, name: string, value: unknown) => void, out: T): void {
   if (headers == null) return;
   if (Array.isArray(headers)) {
     if (headers.length % 2 !== 0) throw new InvalidArgumentError('headers array must be even');
-    for (let i = 0; i < headers.length; i += 2) visit(headers[i] as string, headers[i + 1]);
+    for (let i = 0; i < headers.length; i += 2) visit(out, headers[i] as string, headers[i + 1]);
     return;
   }
   if (typeof headers !== 'object') throw new InvalidArgumentError('headers must be an object or an array');
@@ -117,17 +120,17 @@ export function eachHeader(headers: LibHeaders | undefined, visit: (name: string
       if (!Array.isArray(pair) || pair.length !== 2) {
         throw new InvalidArgumentError('headers must be in key-value pair format');
       }
-      visit(pair[0] as string, pair[1]);
+      visit(out, pair[0] as string, pair[1]);
     }
     return;
   }
   const rec = headers as Record<string, unknown>;
-  for (const key in rec) visit(key, rec[key]);
+  for (const key in rec) visit(out, key, rec[key]);
 }
 
 export function packHeaders(headers: LibHeaders | undefined): PackedHeaders {
   const out: PackedHeaders = { packed: '', host: null, contentLength: null, reset: false, contentType: false };
-  eachHeader(headers, (name, value) => addOne(out, name, value));
+  eachHeader(headers, addOne, out);
   return out;
 }
 

@@ -83,8 +83,11 @@ function bufferedContent(s: EventStream): Buffer | null {
   return Buffer.isBuffer(all) ? all : null;
 }
 
-export function requestBodyParts(body: unknown): RequestBodyParts {
-  if (body == null) return parts(null);
+/** The parts of a request without a body: one object for all of them (nothing writes to it). */
+const NO_BODY: Readonly<RequestBodyParts> = Object.freeze(parts(null));
+
+export function requestBodyParts(body: unknown): Readonly<RequestBodyParts> {
+  if (body == null) return NO_BODY;
   if (typeof body === 'string') return parts(Buffer.from(body));
   if (Buffer.isBuffer(body)) return parts(body);
   // Any view (typed arrays, DataView): the bytes it covers, not the whole ArrayBuffer.

@@ -126,6 +126,12 @@ const KNOWN_NAME = 0x8000;
 const knownRaw: readonly string[] = binding.knownHeaderNames();
 const knownKey: readonly string[] = knownRaw.map((n) => n.toLowerCase());
 
+/**
+ * The raw list of a response without trailers, nearly every one: one array for all (sinks only
+ * read it; rawTrailers hands out a new list of Buffers).
+ */
+const NO_TRAILERS: string[] = Object.freeze([]) as unknown as string[];
+
 /** Reads a header list at `o` into `out` (lowercased keys, repeated names become arrays) and `raw`. */
 function readHeaders(b: Batch, o: number, out: IncomingHeaders, raw: string[]): number {
   const count = u16(b, o);
@@ -157,16 +163,20 @@ function readHeaders(b: Batch, o: number, out: IncomingHeaders, raw: string[]): 
   return o;
 }
 
-/** Status, reason and header list (HEAD and UPGRADE payloads); `end` is where the list stops. */
-function readHead(b: Batch, o: number): { status: number; reason: string; headers: IncomingHeaders; raw: string[]; end: number } {
-  const status = u16(b, o);
+// readHead's status and reason, beside the offset it returns: no result object per response.
+let headStatus = 0;
+let headReason = '';
+
+/**
+ * Reads status, reason (into headStatus / headReason) and the header list (into `headers` and
+ * `raw`) of a HEAD or UPGRADE payload; returns where the list stops.
+ */
+function readHead(b: Batch, o: number, headers: IncomingHeaders, raw: string[]): number {
+  headStatus = u16(b, o);
   const rl = u16(b, o + 2);
   // Nearly every response says "OK": one string for all of them rather than a slice each.
-  const reason = rl === 2 && b[o + 4] === 0x4f && b[o + 5] === 0x4b ? 'OK' : b.latin1Slice(o + 4, o + 4 + rl);
-  const headers: IncomingHeaders = {};
-  const raw: string[] = [];
-  const end = readHeaders(b, o + 4 + rl, headers, raw);
-  return { status, reason, headers, raw, end };
+  headReason = rl === 2 && b[o + 4] === 0x4f && b[o + 5] === 0x4b ? 'OK' : b.latin1Slice(o + 4, o + 4 + rl);
+  return readHeaders(b, o + 4 + rl, headers, raw);
 }
 
 /** An error record: code, errno, the connection it happened on ('' for none), message. */
@@ -233,15 +243,21 @@ function deliver(
   } else if (kind === HEAD) {
     const sink = requests.get(id);
     if (sink === undefined) return;
-    const h = readHead(b, start);
-    const timings = end - h.end >= HEAD_STAMPS ? headTimings(b, h.end) : undefined;
-    sink.onEngineHead(h.status, h.reason, h.headers, h.raw, timings);
+    const headers: IncomingHeaders = {};
+    const raw: string[] = [];
+    const listEnd = readHead(b, start, headers, raw);
+    const timings = end - listEnd >= HEAD_STAMPS ? headTimings(b, listEnd) : undefined;
+    sink.onEngineHead(headStatus, headReason, headers, raw, timings);
   } else if (kind === END) {
     const sink = requests.get(id);
     if (sink === undefined) return;
     const trailers: IncomingHeaders = {};
-    const raw: string[] = [];
-    const after = u16(b, start) > 0 ? readHeaders(b, start, trailers, raw) : start + 2;
+    let raw = NO_TRAILERS;
+    let after = start + 2;
+    if (u16(b, start) > 0) {
+      raw = [];
+      after = readHeaders(b, start, trailers, raw);
+    }
     sink.onEngineEnd(trailers, raw, end - after >= END_STAMP ? endStamp(b, after) : 0);
   } else if (kind === ERROR) {
     const sink = requests.get(id);
@@ -251,9 +267,11 @@ function deliver(
   } else if (kind === UPGRADE) {
     const sink = requests.get(id);
     if (sink === undefined) return;
-    const h = readHead(b, start);
-    const al = u16(b, h.end);
-    sink.onEngineUpgrade(h.status, h.reason, h.headers, h.raw, b.latin1Slice(h.end + 2, h.end + 2 + al));
+    const headers: IncomingHeaders = {};
+    const raw: string[] = [];
+    const listEnd = readHead(b, start, headers, raw);
+    const al = u16(b, listEnd);
+    sink.onEngineUpgrade(headStatus, headReason, headers, raw, b.latin1Slice(listEnd + 2, listEnd + 2 + al));
   } else if (kind === BODY_DRAIN) {
     requests.get(id)?.onEngineBodyDrain(end - start >= 8 ? u32(b, start) + u32(b, start + 4) * 0x100000000 : 0);
   } else if (kind === RETRY) {

@@ -149,7 +149,11 @@ export class EngineRequest extends RequestController implements RequestSink {
   writeBody(chunk: Buffer, given: unknown = chunk): boolean {
     const ok = control.write(this.id, chunk);
     if (this.trace !== null) this.trace.bodyChunk(chunk);
-    this.call(() => this.handler.onBodySent?.(given as Buffer));
+    try {
+      this.handler.onBodySent?.(given as Buffer);
+    } catch (err) {
+      this.abort(err as Error);
+    }
     return ok;
   }
 
@@ -167,18 +171,27 @@ export class EngineRequest extends RequestController implements RequestSink {
 
   /**
    * A response has begun, so the request was sent: onBodySent (buffered bodies) and
-   * onRequestSent, once, then onResponseStarted for each response head. False: a hook threw.
-   * (TypeScript-private, not `#`: a `#` method costs each instance a slot.)
+   * onRequestSent, once, then onResponseStarted for each response head. False: a hook threw
+   * (and aborted the request). (TypeScript-private, not `#`: a `#` method costs each instance a
+   * slot.) Hooks here and below are called inside try/catch rather than through a closure: they
+   * run on every response.
    */
   private responseBegins(): boolean {
-    if ((this.#flags & SENT_REPORTED) === 0) {
-      this.#flags |= SENT_REPORTED;
-      const body = this.sentBody;
-      this.sentBody = null;
-      if (body !== null && !this.call(() => this.handler.onBodySent?.(body))) return false;
-      if ((this.#flags & BODY_COMPLETE) !== 0 && !this.call(() => this.handler.onRequestSent?.())) return false;
+    const handler = this.handler;
+    try {
+      if ((this.#flags & SENT_REPORTED) === 0) {
+        this.#flags |= SENT_REPORTED;
+        const body = this.sentBody;
+        this.sentBody = null;
+        if (body !== null) handler.onBodySent?.(body);
+        if ((this.#flags & BODY_COMPLETE) !== 0) handler.onRequestSent?.();
+      }
+      handler.onResponseStarted?.();
+      return true;
+    } catch (err) {
+      this.abort(err as Error);
+      return false;
     }
-    return this.call(() => this.handler.onResponseStarted?.());
   }
 
   /** Resolves when the engine wants more body, or the request settled. */
@@ -223,13 +236,21 @@ export class EngineRequest extends RequestController implements RequestSink {
     this.#timings = timings;
     if (this.trace !== null && status >= 200) this.trace.responseHeaders(status, reason, raw, headers);
     if (status >= 200) this.#owner.altSvc?.learn(headers['alt-svc']);
-    this.call(() => this.handler.onResponseStart?.(this, status, headers, reason));
+    try {
+      this.handler.onResponseStart?.(this, status, headers, reason);
+    } catch (err) {
+      this.abort(err as Error);
+    }
   }
 
   onEngineData(chunk: Buffer): void {
     if (this.done) return;
     if (this.trace !== null) this.trace.bodyChunkReceived(chunk);
-    this.call(() => this.handler.onResponseData?.(this, chunk));
+    try {
+      this.handler.onResponseData?.(this, chunk);
+    } catch (err) {
+      this.abort(err as Error);
+    }
   }
 
   onEngineEnd(trailers: IncomingHeaders, raw: string[], ended: number): void {

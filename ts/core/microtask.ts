@@ -1,0 +1,45 @@
+// A microtask for a path that queues one per request (a consumed body's replay window,
+// api/body.ts). Node's queueMicrotask wraps each callback in an AsyncResource and a bound function
+// (measured here: ~1.4 µs per call against ~0.2 µs for a reaction on a settled promise). A reaction
+// is queued at the same place in V8's microtask queue as queueMicrotask's task, so callbacks run
+// exactly where they ran before, and like queueMicrotask's they run in the async context
+// (AsyncLocalStorage) of the caller.
+//
+// Callbacks and their argument wait in a FIFO beside the queue, so none needs a closure: each
+// reaction runs the oldest, and reactions run in the order they were queued.
+
+type Task = (arg: never) => void;
+
+const settled = Promise.resolve();
+const tasks: (Task | undefined)[] = [];
+const args: unknown[] = [];
+let head = 0;
+
+function runOldest(): void {
+  const task = tasks[head]!;
+  const arg = args[head];
+  tasks[head] = undefined;
+  args[head] = undefined;
+  if (++head === tasks.length) {
+    // Every queued callback has run: start over rather than let the arrays grow.
+    tasks.length = 0;
+    args.length = 0;
+    head = 0;
+  }
+  try {
+    (task as (arg: unknown) => void)(arg);
+  } catch (err) {
+    // An uncaught exception, as a throw from queueMicrotask's callback is (never an unhandled
+    // rejection of the reaction's promise).
+    queueMicrotask(() => {
+      throw err;
+    });
+  }
+}
+
+/** Calls `task(arg)` from the microtask queue, where `queueMicrotask` would. */
+export function microtask<T>(task: (arg: T) => void, arg: T): void {
+  tasks.push(task as Task);
+  args.push(arg);
+  void settled.then(runOldest);
+}
