@@ -66,6 +66,8 @@ interface Consumer {
 
 const DEFAULT_DUMP_LIMIT = 128 * 1024;
 const DEFAULT_HIGH_WATER_MARK = 64 * 1024;
+/** The Readable's options for the default high-water mark: one object for every body (Readable only reads it). */
+const DEFAULT_READABLE_OPTIONS = Object.freeze({ highWaterMark: DEFAULT_HIGH_WATER_MARK });
 
 function noop(): void {}
 
@@ -134,7 +136,7 @@ export class BodyReadable extends Readable {
    * here rather than keep them on a handler that lives as long as the request.
    */
   constructor(opts: BodyReadableOptions, contentType = opts.contentType, contentLength = opts.contentLength) {
-    super({ highWaterMark: opts.highWaterMark ?? DEFAULT_HIGH_WATER_MARK });
+    super(opts.highWaterMark == null ? DEFAULT_READABLE_OPTIONS : { highWaterMark: opts.highWaterMark });
     this.#src = opts;
     this.#contentType = contentType ?? '';
     this.#contentLength = typeof contentLength === 'number' && Number.isFinite(contentLength) ? contentLength : null;

@@ -93,6 +93,9 @@ export interface PackedRequest {
   flags: number;
 }
 
+/** Methods known to be tokens: a set lookup instead of the token pattern, once per request. */
+const COMMON_METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'PATCH', 'OPTIONS']);
+
 /** undici's request-target rule: any character from U+0021 to U+00FF (DEL and obs-text included), one byte each. */
 function isRequestPath(path: string): boolean {
   return !/[^\u0021-\u00ff]/.test(path);
@@ -110,7 +113,7 @@ export function checkRequestLine(opts: DispatchOptions): void {
     throw new InvalidArgumentError('path must be an absolute URL or start with a slash');
   }
   if (typeof method !== 'string') throw new InvalidArgumentError('method must be a string');
-  if (!isToken(method)) throw new InvalidArgumentError('invalid request method');
+  if (!COMMON_METHODS.has(method) && !isToken(method)) throw new InvalidArgumentError('invalid request method');
   if (upgrade != null) {
     if (typeof upgrade !== 'string') throw new InvalidArgumentError('upgrade must be a string');
     // undici's rule for it is a header value's (obs-text, tab and spaces included); an empty one
