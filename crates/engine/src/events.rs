@@ -203,7 +203,13 @@ pub struct Writer<'a> {
 
 impl<'a> Writer<'a> {
     pub fn new(batch: &'a mut Batch) -> Self {
-        Writer { out: &mut batch.bytes, own: &mut batch.own, own_len: &mut batch.own_len, now: 0 }
+        Writer::at(batch, 0)
+    }
+
+    /// A writer whose events are stamped `now` (`timings::stamp`; 0: read the clock when one
+    /// needs it), for a caller that has read the clock already.
+    pub fn at(batch: &'a mut Batch, now: u64) -> Self {
+        Writer { out: &mut batch.bytes, own: &mut batch.own, own_len: &mut batch.own_len, now }
     }
 
     fn now(&mut self) -> u64 {

@@ -19,7 +19,13 @@ fn epoch() -> Instant {
 
 /// Now, in ns since the epoch (at least 1).
 pub fn now() -> u64 {
-    (epoch().elapsed().as_nanos() as u64).max(1)
+    stamp(Instant::now())
+}
+
+/// `at` (read from the clock by the caller, who needs it for more than a stamp), in ns since the
+/// epoch (at least 1).
+pub fn stamp(at: Instant) -> u64 {
+    (at.saturating_duration_since(epoch()).as_nanos() as u64).max(1)
 }
 
 /// A stamp as the events carry it: ms since the epoch (0 stays 0).

@@ -64,6 +64,8 @@ pub(super) struct Http1 {
     /// Bytes read from the socket so far: where each response begins, against when its request's
     /// head went out (`InFlight::sent_at`).
     read_total: u64,
+    /// `on_bytes`'s list of requests answered, kept between reads (no allocation per response).
+    done: Vec<u32>,
 }
 
 fn far_future() -> Instant {
@@ -94,6 +96,7 @@ impl Http1 {
             left_pool: false,
             abort_when_written: None,
             read_total: 0,
+            done: Vec::new(),
         }
     }
 
@@ -298,8 +301,9 @@ impl Http1 {
 
     fn write(&mut self, cx: &mut Context<'_>) -> Result<bool, End> {
         // Read before writing: a request is stamped as sent when its last write began, so the
-        // server never has it before that moment.
-        let at = if self.bufs.wbuf.is_empty() { 0 } else { crate::timings::now() };
+        // server never has it before that moment. One clock read serves the stamp and the mark.
+        let began = (!self.bufs.wbuf.is_empty()).then(Instant::now);
+        let at = began.map_or(0, |t| crate::timings::stamp(t.into_std()));
         let (progress, all_out) = self.bufs.write(&mut self.io, cx).map_err(End::io)?;
         if progress {
             self.pipe.note_sent(self.bufs.written(), all_out, self.read_total);
@@ -308,7 +312,7 @@ impl Http1 {
             self.stamp_sent(at);
             if self.pipe.unwritten == self.pipe.inflight.len() {
                 // The front request just finished going out: its headers timeout starts now.
-                self.mark = Instant::now();
+                self.mark = began.unwrap_or_else(Instant::now);
             }
             self.pipe.unwritten = 0;
         }
@@ -346,22 +350,31 @@ impl Http1 {
         }
     }
 
-    /// Decodes everything buffered and hands the events to JS in one batch.
+    /// Decodes everything buffered and hands the events to JS in one batch. What it decodes
+    /// arrived together: one clock read stamps its events and marks the session's progress.
     fn on_bytes(&mut self) -> Result<(), End> {
         let shared = self.shared.clone();
         let mut result = Ok(());
-        let mut done: Vec<u32> = Vec::new();
+        let mut done = std::mem::take(&mut self.done);
+        let now = Instant::now();
+        let stamp = crate::timings::stamp(now.into_std());
         shared.write_events(&mut |q| {
-            let mut w = Writer::new(q);
-            result = self.decode_into(&mut w, &mut done);
+            let mut w = Writer::at(q, stamp);
+            result = self.decode_into(&mut w, &mut done, now);
         });
-        for id in done {
+        for id in done.drain(..) {
             self.shared.forget(id);
         }
+        self.done = done;
         result
     }
 
-    fn decode_into(&mut self, w: &mut Writer<'_>, done: &mut Vec<u32>) -> Result<(), End> {
+    fn decode_into(
+        &mut self,
+        w: &mut Writer<'_>,
+        done: &mut Vec<u32>,
+        now: Instant,
+    ) -> Result<(), End> {
         loop {
             if self.pipe.inflight.front().is_some_and(|f| f.req.ctl.paused()) {
                 // Leave the rest buffered until JS resumes. Decoding resumes then even with an
@@ -409,7 +422,7 @@ impl Http1 {
                     if head.status >= 200 {
                         front.head_done = true;
                         self.pipe.blocked = false;
-                        self.mark = Instant::now();
+                        self.mark = now;
                         if !head.keep_alive {
                             self.pipe.no_reuse = true;
                         }
@@ -419,11 +432,12 @@ impl Http1 {
                             self.pipe.no_reuse = true;
                         }
                     }
+                    self.decoder.recycle(head.headers);
                 }
                 Decoded::Data(chunk) => {
                     front.body_bytes += chunk.len() as u64;
                     front.req.limits.check_received(front.body_bytes).map_err(End::breach)?;
-                    self.mark = Instant::now();
+                    self.mark = now;
                     w.data(id, chunk);
                 }
                 Decoded::End { trailers } => {
@@ -435,7 +449,7 @@ impl Http1 {
                     }
                     self.pipe.inflight.pop_front();
                     done.push(id);
-                    self.mark = Instant::now();
+                    self.mark = now;
                 }
                 Decoded::Upgrade(head) => {
                     if front.req.has(flags::WEBSOCKET) {

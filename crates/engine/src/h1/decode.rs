@@ -7,7 +7,8 @@
 use super::body::{parse_chunk_line, take_body};
 pub use super::error::DecodeError;
 use super::head::{
-    heap_header_count, parse_fields, parse_response, Facts, Parsed, RawHead, STACK_HEADERS,
+    heap_header_count, parse_fields, parse_response, Facts, FieldRanges, Parsed, RawHead,
+    STACK_HEADERS,
 };
 pub use super::head::{Head, HeaderBlock};
 use bytes::{Buf, Bytes, BytesMut};
@@ -78,7 +79,12 @@ pub struct ResponseDecoder {
     many_headers: bool,
     /// An empty line's CR was consumed before a status line; its LF must come next.
     cr_pending: bool,
+    /// The field list of a head the connection is done with (`recycle`), for the next head.
+    spare: FieldRanges,
 }
+
+/// Field lists up to this many fields are kept for reuse; a larger one is let go.
+const SPARE_FIELDS: usize = 64;
 
 impl ResponseDecoder {
     /// `max_header_size` bounds the status line plus headers, and separately each trailer block.
@@ -91,6 +97,15 @@ impl ResponseDecoder {
             informational: false,
             many_headers: false,
             cr_pending: false,
+            spare: Vec::new(),
+        }
+    }
+
+    /// Takes back a head's header block once its fields were read: the next head fills the
+    /// same field list instead of allocating one.
+    pub fn recycle(&mut self, headers: HeaderBlock) {
+        if self.spare.capacity() == 0 && headers.fields.capacity() <= SPARE_FIELDS {
+            self.spare = headers.fields;
         }
     }
 
@@ -279,13 +294,13 @@ impl ResponseDecoder {
             Parsed::TooManyHeaders
         } else {
             let mut headers = [httparse::EMPTY_HEADER; STACK_HEADERS];
-            parse_response(window, &mut headers)?
+            parse_response(window, &mut headers, &mut self.spare)?
         };
         let parsed = match parsed {
             Parsed::TooManyHeaders => {
                 self.many_headers = true;
                 let mut headers = vec![httparse::EMPTY_HEADER; heap_header_count(window.len())];
-                parse_response(window, &mut headers)?
+                parse_response(window, &mut headers, &mut self.spare)?
             }
             p => p,
         };

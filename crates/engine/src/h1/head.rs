@@ -126,11 +126,15 @@ pub(super) fn sub_range(whole: &[u8], part: &[u8]) -> Result<Range<u32>, DecodeE
 /// (name, value) ranges into a block, as stored in `HeaderBlock::fields`.
 pub(super) type FieldRanges = Vec<(Range<u32>, Range<u32>)>;
 
+/// Fills `fields` (cleared first: the decoder hands in the vector of an earlier head, so a
+/// response costs no allocation for its field list) and returns it.
 pub(super) fn field_ranges(
     whole: &[u8],
     headers: &[httparse::Header<'_>],
+    mut fields: FieldRanges,
 ) -> Result<FieldRanges, DecodeError> {
-    let mut fields = Vec::with_capacity(headers.len());
+    fields.clear();
+    fields.reserve(headers.len());
     for h in headers {
         // httparse trims the value's leading OWS (and, in recent versions, trailing OWS too);
         // trimming again keeps the contract independent of the httparse version.
@@ -139,9 +143,11 @@ pub(super) fn field_ranges(
     Ok(fields)
 }
 
+/// `spare`: a field list to fill (see `field_ranges`); taken only when the head is complete.
 pub(super) fn parse_response<'b>(
     bytes: &'b [u8],
     headers: &mut [httparse::Header<'b>],
+    spare: &mut FieldRanges,
 ) -> Result<Parsed<RawHead>, DecodeError> {
     let mut res = httparse::Response::new(headers);
     let len = match res.parse(bytes) {
@@ -155,7 +161,7 @@ pub(super) fn parse_response<'b>(
         _ => return Err(DecodeError::Parse("invalid status line")),
     };
     let head = bytes.get(..len).unwrap_or(bytes);
-    let fields = field_ranges(head, res.headers)?;
+    let fields = field_ranges(head, res.headers, std::mem::take(spare))?;
     Ok(Parsed::Complete(RawHead { len, version_minor, status, reason: reason_range(head), fields }))
 }
 
@@ -166,7 +172,7 @@ pub(super) fn parse_fields<'b>(
     match httparse::parse_headers(bytes, headers) {
         Ok(httparse::Status::Complete((len, parsed))) => {
             let block = bytes.get(..len).unwrap_or(bytes);
-            Ok(Parsed::Complete((len, field_ranges(block, parsed)?)))
+            Ok(Parsed::Complete((len, field_ranges(block, parsed, Vec::new())?)))
         }
         Ok(httparse::Status::Partial) => Ok(Parsed::Partial),
         Err(httparse::Error::TooManyHeaders) => Ok(Parsed::TooManyHeaders),

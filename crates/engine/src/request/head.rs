@@ -21,7 +21,10 @@ pub struct Head {
     bytes: Vec<u8>,
     method: Span,
     path: Span,
-    fields: Vec<(Span, Span)>,
+    /// Where the first field's name starts (past the end when there is none). The fields are
+    /// split again where they are read (once per protocol that writes them) rather than kept as
+    /// a list: that list was an allocation per request.
+    fields_at: u32,
 }
 
 /// Why a head was refused, with undici's message for it (ts/core/headers.ts, request.ts).
@@ -76,8 +79,8 @@ impl Head {
         if !is_path(at(&bytes, path)) {
             return Err(HeadError::InvalidPath);
         }
-        // Most heads have a handful of fields: one allocation for them.
-        let mut fields = Vec::with_capacity(8);
+        // Past the end means no field; at the end, the one piece left is empty: the same.
+        let fields_at = pieces.at.min(bytes.len()) as u32;
         while let Some(name) = pieces.next() {
             let value = match pieces.next() {
                 Some(v) => v,
@@ -93,9 +96,8 @@ impl Head {
                 // A token is ASCII: the name converts whole.
                 return Err(HeadError::InvalidHeaderValue(String::from_utf8_lossy(n).into_owned()));
             }
-            fields.push((name, value));
         }
-        Ok(Head { bytes, method, path, fields })
+        Ok(Head { bytes, method, path, fields_at })
     }
 
     pub fn method(&self) -> &[u8] {
@@ -108,7 +110,13 @@ impl Head {
 
     /// The fields in the order given, names as spelled.
     pub fn fields(&self) -> impl Iterator<Item = (&[u8], &[u8])> + '_ {
-        self.fields.iter().map(|&(n, v)| (at(&self.bytes, n), at(&self.bytes, v)))
+        let mut pieces = Pieces { bytes: &self.bytes, at: self.fields_at as usize };
+        // `parse` saw every name followed by its value; a name without one is the optional
+        // trailing separator.
+        std::iter::from_fn(move || {
+            let (name, value) = (pieces.next()?, pieces.next()?);
+            Some((at(&self.bytes, name), at(&self.bytes, value)))
+        })
     }
 
     /// The bytes of every piece together (a size hint for an encoder's buffer).
