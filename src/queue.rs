@@ -6,7 +6,7 @@ use napi::sys;
 use parking_lot::Mutex;
 use std::ffi::c_void;
 use std::ptr;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::task::Waker;
 
@@ -29,6 +29,9 @@ pub(crate) struct Queue {
     /// The JS thread drives the engine (src/inline.rs) and takes the queue after each tick, so
     /// the engine's signals are not needed.
     inline: AtomicBool,
+    /// `buf.len()` as of the last append or take: connections ask `congested` on every poll,
+    /// and below the high-water mark (nearly always) the answer needs no lock.
+    queued: AtomicUsize,
 }
 
 const BATCH_CAPACITY: usize = 16 * 1024;
@@ -45,6 +48,7 @@ impl EventSink for Queue {
         let mut g = self.inner.lock();
         let was_empty = g.buf.is_empty();
         write(&mut g.buf);
+        self.queued.store(g.buf.len(), Ordering::Relaxed);
         was_empty && !g.buf.is_empty()
     }
 
@@ -55,6 +59,11 @@ impl EventSink for Queue {
     }
 
     fn congested(&self, waker: &Waker) -> bool {
+        // Stale by at most an append or a take made meanwhile, which the next poll sees; a
+        // waker registered below is woken by the take that empties the queue.
+        if self.queued.load(Ordering::Relaxed) < HIGH_WATER {
+            return false;
+        }
         let mut g = self.inner.lock();
         if g.buf.len() < HIGH_WATER {
             return false;
@@ -134,6 +143,7 @@ impl Queue {
                 return;
             }
             let spare = std::mem::take(&mut g.spare);
+            self.queued.store(0, Ordering::Relaxed);
             (std::mem::replace(&mut g.buf, spare), std::mem::take(&mut g.blocked))
         };
         for w in blocked {
@@ -183,6 +193,7 @@ impl Queue {
                 blocked: Vec::new(),
             }),
             inline: AtomicBool::new(false),
+            queued: AtomicUsize::new(0),
         });
         let mut name = ptr::null_mut();
         let label = "ferro.events";
