@@ -154,9 +154,9 @@ impl NativeEngine {
     }
 
     /// `pool.flush()` then `tick()` in one call: a serial exchange on an inline engine crosses
-    /// into native code once less.
-    #[napi(catch_unwind)]
-    pub fn flush_tick(&self, pool: &NativePool) {
+    /// into native code once less. JS reaches it through a plain N-API callback
+    /// (src/hot_calls.rs), as `NativePool.dispatch`.
+    pub(crate) fn flush_tick(&self, pool: &NativePool) {
         pool.pool.flush();
         self.tick();
     }
@@ -427,10 +427,10 @@ impl NativePool {
     /// `body_length` (negative: chunked). Returns false when the pool was destroyed; throws an
     /// error with code `InvalidArg` and undici's message when the head breaks its rules (the one
     /// check the engine makes of it: `request::Head`).
-    // Flat arguments keep the per-request N-API call cheap (no object to unpack).
+    // Flat arguments keep the per-request N-API call cheap (no object to unpack). JS reaches it
+    // through a plain N-API callback (src/hot_calls.rs), not a napi-rs method.
     #[allow(clippy::too_many_arguments)]
-    #[napi(catch_unwind)]
-    pub fn dispatch(
+    pub(crate) fn dispatch(
         &self,
         id: u32,
         head: HeadArg,
@@ -454,9 +454,8 @@ impl NativePool {
     }
 
     /// Gets the requests queued by `dispatch` since the last flush moving (one engine wake per
-    /// JS tick instead of one per request).
-    #[napi(catch_unwind)]
-    pub fn flush(&self) {
+    /// JS tick instead of one per request). Called as `dispatch` is (src/hot_calls.rs).
+    pub(crate) fn flush(&self) {
         self.pool.flush();
     }
 

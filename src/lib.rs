@@ -11,6 +11,7 @@ mod conn_cap;
 mod dns;
 #[cfg(target_os = "linux")]
 mod inline;
+mod hot_calls;
 mod queue;
 mod request_head;
 mod timings;
