@@ -186,7 +186,9 @@ export class BodyReadable extends Readable {
       if (this.destroyed) return false;
       const buf = toBuffer(chunk, encoding);
       this.#bytesRead += buf.length;
-      held.push(buf);
+      // Sized for the one chunk most bodies are (an empty array's first push makes room for 17).
+      if (held.length === 0) this.#held = [buf];
+      else held.push(buf);
       this.#heldLength += buf.length;
       // Past the high-water mark the producer pauses until a consumer or a reader arrives.
       return this.#heldLength <= this.readableHighWaterMark;
