@@ -60,6 +60,12 @@ impl Request {
     pub fn has(&self, flag: u32) -> bool {
         self.flags & flag != 0
     }
+
+    /// Whether the request can go again after a server turned it away unprocessed: a streamed
+    /// body was consumed as it went (undici replays only bodies it holds whole).
+    pub fn resendable(&self) -> bool {
+        !self.has(flags::STREAM_BODY)
+    }
 }
 
 /// The limits a request runs under, the same on every protocol: breaking one fails the request

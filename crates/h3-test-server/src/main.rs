@@ -24,6 +24,9 @@
 //! - `/reset`: 200, 1000 bytes, then the stream is reset (H3_INTERNAL_ERROR).
 //! - `/hang`: 200, 1000 bytes, then nothing (the client must abort or time out).
 //! - `/goaway`: 200 `bye`, then the connection sends GOAWAY.
+//! - `/reject`: unless it is its connection's first request, the connection sends GOAWAY and
+//!   then resets the request's stream both ways with H3_REQUEST_REJECTED, as a server does with
+//!   a request that crossed its GOAWAY (RFC 9114 §5.2); a first request is answered as `/echo`.
 //! - `/early`: a 103 (Early Hints, `link`), then 200 `after hints`.
 //! - `/continue`: a 100 when the request expects one, then 200 with the body's length.
 //! - `/status?N`: status N, empty body.
@@ -176,17 +179,24 @@ async fn connection(
         return;
     };
     let open = Arc::new(AtomicUsize::new(0));
-    // A request asking for GOAWAY tells the loop through this channel.
-    let (bye_tx, mut bye_rx) = tokio::sync::mpsc::unbounded_channel::<()>();
+    // A request asking for GOAWAY tells the loop through this channel; the loop answers once
+    // the GOAWAY is written.
+    let (bye_tx, mut bye_rx) = tokio::sync::mpsc::unbounded_channel::<Bye>();
     let mut shutting = false;
+    let mut accepted_before = 0usize;
     loop {
         tokio::select! {
             accepted = h3.accept() => match accepted {
                 Ok(Some(resolver)) => {
                     let early = zero_rtt::handshaking(&quic);
                     let (open, stats, bye) = (open.clone(), stats.clone(), bye_tx.clone());
+                    let first = accepted_before == 0;
+                    accepted_before += 1;
                     tokio::spawn(async move {
-                        let Ok((req, stream)) = resolver.resolve_request().await else { return };
+                        let Ok((req, mut stream)) = resolver.resolve_request().await else { return };
+                        if req.uri().path() == "/reject" && !first {
+                            return reject(&mut stream, &bye).await;
+                        }
                         let now = open.fetch_add(1, Ordering::Relaxed) + 1;
                         stats.max_open.fetch_max(now, Ordering::Relaxed);
                         let _ = handle(req, stream, (n, early), now, &stats, &bye).await;
@@ -195,10 +205,12 @@ async fn connection(
                 }
                 _ => break,
             },
-            _ = bye_rx.recv(), if !shutting => {
-                shutting = true;
-                let _ = h3.shutdown(0).await;
-                tokio::spawn(close_when_idle(quic.clone(), open.clone()));
+            Some(done) = bye_rx.recv() => {
+                if !std::mem::replace(&mut shutting, true) {
+                    let _ = h3.shutdown(0).await;
+                    tokio::spawn(close_when_idle(quic.clone(), open.clone()));
+                }
+                let _ = done.send(());
             }
             _ = goaway.changed(), if !shutting => {
                 shutting = true;
@@ -207,6 +219,20 @@ async fn connection(
             }
         }
     }
+}
+
+/// Asks the connection for a GOAWAY; answered once it is written.
+type Bye = tokio::sync::oneshot::Sender<()>;
+
+/// `/reject` on a connection's later request: GOAWAY first, then the stream reset both ways with
+/// H3_REQUEST_REJECTED (the request was not processed, the client may send it again).
+async fn reject(s: &mut Stream, bye: &tokio::sync::mpsc::UnboundedSender<Bye>) {
+    let (done, written) = tokio::sync::oneshot::channel();
+    if bye.send(done).is_ok() {
+        let _ = written.await;
+    }
+    s.stop_sending(h3::error::Code::H3_REQUEST_REJECTED);
+    s.stop_stream(h3::error::Code::H3_REQUEST_REJECTED);
 }
 
 /// After a GOAWAY: once the requests under way are answered, the connection closes (H3_NO_ERROR),
@@ -230,7 +256,7 @@ async fn handle(
     (conn, early): (usize, bool),
     open: usize,
     stats: &Stats,
-    bye: &tokio::sync::mpsc::UnboundedSender<()>,
+    bye: &tokio::sync::mpsc::UnboundedSender<Bye>,
 ) -> Result<(), h3::error::StreamError> {
     let mut head = Response::builder()
         .status(200)
@@ -301,7 +327,8 @@ async fn handle(
             s.send_response(head.body(()).unwrap()).await?;
             s.send_data(Bytes::from_static(b"bye")).await?;
             s.finish().await?;
-            let _ = bye.send(());
+            let (done, _) = tokio::sync::oneshot::channel();
+            let _ = bye.send(done);
             return Ok(());
         }
         "/early" => {

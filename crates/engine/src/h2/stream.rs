@@ -8,7 +8,7 @@ use crate::driver::Timer;
 use crate::error::ErrorCode;
 use crate::events::{self, Writer};
 use crate::owner::ConnOwner;
-use crate::request::{flags, Breach, Limits, ReqCtl, Request};
+use crate::request::{Breach, Limits, ReqCtl, Request};
 use ::h2::client::ResponseFuture;
 use ::h2::{Reason, RecvStream, SendStream};
 use bytes::Bytes;
@@ -405,9 +405,7 @@ impl Stream {
         } else {
             refusal(e)
         };
-        // A streamed body was consumed as it went: it cannot be sent again (undici replays only
-        // bodies it holds whole).
-        let replayable = self.req.as_ref().is_some_and(|r| !r.has(flags::STREAM_BODY));
+        let replayable = self.req.as_ref().is_some_and(Request::resendable);
         if unprocessed(e) && replayable {
             let mut req = self.req.take().expect("checked above");
             req.body = self.replay_body.take().map(|b| b.to_vec());

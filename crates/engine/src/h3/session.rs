@@ -7,7 +7,7 @@
 //! a new connection) while streams under way finish. A stream that raced it (it failed to open as
 //! the connection was closing) goes back to the queue. A session with no stream
 //! open for `keepAliveTimeout` closes, as an idle h1 / h2 connection does.
-use super::stream::{describe_connection as describe, Outcome, Signals, Stream};
+use super::stream::{describe_connection as describe, Failure, Outcome, Signals, Stream};
 use super::zero_rtt::{Early, PhaseRx, Step, ZeroRtt};
 use crate::conn::session::{fail_torn_down, idle_expired};
 use crate::driver::task::tracked;
@@ -192,9 +192,9 @@ impl Session {
         let mut retry = Vec::new();
         while let Poll::Ready(Some(res)) = self.streams.poll_join_next(cx) {
             match (res, self.zero_rtt.as_mut()) {
-                (Ok(Outcome::Unprocessed(req)), _) => retry.push(req),
+                (Ok(Outcome::Unprocessed(req, failure)), _) => retry.push((req, failure)),
                 (Ok(Outcome::Replay(req)), Some(z)) => z.replay(req),
-                (Ok(Outcome::Replay(req)), None) => retry.push(req),
+                (Ok(Outcome::Replay(req)), None) => retry.push((req, goaway())),
                 // A panicked stream task failed its request from its Drop.
                 _ => {}
             }
@@ -220,24 +220,33 @@ impl Session {
                     fail_torn_down(&*self.pool, &r.ctl, r.id, failure.clone(), "");
                 }
             }
-            None => self.give_back(held),
+            None => self.give_back(held.into_iter().map(|r| (r, goaway())).collect()),
         }
     }
 
-    /// Requests this connection did not send go back to the queue.
-    fn give_back(&mut self, retry: Vec<Request>) {
+    /// Requests this connection did not send, or the server did not process, go back to the
+    /// queue.
+    fn give_back(&mut self, retry: Vec<(Request, Failure)>) {
         if retry.is_empty() {
             return;
         }
         let pool = self.pool.clone();
-        // RETRY is told by the pool; what its cap turns away fails as the GOAWAY it met.
-        let over = pool.requeue(retry, Resend::Refused);
-        for r in &over {
-            pool.shared().forget(r.id);
+        let (reqs, mut why): (Vec<Request>, Vec<(u32, Failure)>) = retry
+            .into_iter()
+            .map(|(r, f)| {
+                let id = r.id;
+                (r, (id, f))
+            })
+            .unzip();
+        // RETRY is told by the pool; what its cap turns away fails as the server's refusal.
+        let over = pool.requeue(reqs, Resend::Refused);
+        why.retain(|(id, _)| over.iter().any(|r| r.id == *id));
+        for (id, _) in &why {
+            pool.shared().forget(*id);
         }
         pool.shared().emit(|w| {
-            for r in &over {
-                w.error(events::ERROR, r.id, ErrorCode::Socket, "", GOAWAY_MESSAGE);
+            for (id, (code, msg)) in &why {
+                w.error(events::ERROR, *id, *code, "", msg);
             }
         });
         pool.kick();
@@ -318,6 +327,11 @@ impl Session {
         self.pool.disconnected(self.conn_id, code, msg, "");
         self.flush_held();
     }
+}
+
+/// What a request the GOAWAY turned away fails with when it cannot go again.
+fn goaway() -> Failure {
+    (ErrorCode::Socket, GOAWAY_MESSAGE.to_string())
 }
 
 /// Whether the driver has read the server's GOAWAY (h3 0.0.8 surfaces it only through this flag,

@@ -36,8 +36,10 @@ const SKIP: u8 = 2;
 /// How a stream ended, for its session.
 pub(crate) enum Outcome {
     Done,
-    /// The server's GOAWAY came before the request went out: it may go to another connection.
-    Unprocessed(Request),
+    /// The server did not process the request (its GOAWAY came before the request went out, or
+    /// it reset the stream with H3_REQUEST_REJECTED before any answer): it may go to another
+    /// connection; the failure is what it fails with past the pool's resend cap.
+    Unprocessed(Request, Failure),
     /// It went in 0-RTT early data, which the server rejected or answered 425 (Too Early), or
     /// the handshake failed: the session sends it again (`zero_rtt.rs`).
     Replay(Request),
@@ -47,6 +49,9 @@ pub(crate) enum Outcome {
 enum Stop {
     Aborted,
     Failed(Failure),
+    /// The server reset the stream with H3_REQUEST_REJECTED (RFC 9114 §4.1.1): it did not
+    /// process the request.
+    Rejected(Failure),
     /// A 425 to a request sent in early data: not shown, the request goes again.
     TooEarly,
 }
@@ -69,7 +74,7 @@ pub(crate) struct Signals {
 }
 
 /// A request's failure: its error code and message.
-type Failure = (ErrorCode, String);
+pub(crate) type Failure = (ErrorCode, String);
 
 /// The stream's debt to JS: until settled, dropping it (a panic, the session torn down) fails the
 /// request rather than leave JS waiting.
@@ -79,11 +84,20 @@ pub(crate) struct Stream {
     ctl: Arc<ReqCtl>,
     signals: Arc<Signals>,
     settled: bool,
+    /// A response head (1xx included) reached JS: the request can no longer go again.
+    answered: AtomicBool,
 }
 
 impl Stream {
     pub(super) fn new(pool: Arc<dyn ConnOwner>, req: &Request, signals: Arc<Signals>) -> Stream {
-        Stream { pool, id: req.id, ctl: req.ctl.clone(), signals, settled: false }
+        Stream {
+            pool,
+            id: req.id,
+            ctl: req.ctl.clone(),
+            signals,
+            settled: false,
+            answered: AtomicBool::new(false),
+        }
     }
 
     /// Runs the request to its end. `early`: it goes in 0-RTT early data, and is kept until the
@@ -117,9 +131,9 @@ impl Stream {
                 }
                 if matches!(e, StreamError::RemoteClosing) {
                     self.signals.goaway.store(true, Ordering::Relaxed);
-                    if !req.has(flags::STREAM_BODY) {
+                    if req.resendable() {
                         self.settled = true;
-                        return Outcome::Unprocessed(req);
+                        return Outcome::Unprocessed(req, describe(&e));
                     }
                 }
                 let f = self.describe(&e);
@@ -133,11 +147,9 @@ impl Stream {
         let (mut tx, mut rx) = stream.split();
         let piped = req.has(flags::STREAM_BODY).then_some(req.stream_length);
         let limits = req.limits;
-        // An early request has no body to speak of (`may_go_early`): it is kept whole.
-        let (body, kept) = match early {
-            Some(phase) => (req.body.clone(), Some((req, phase))),
-            None => (req.body.take(), None),
-        };
+        // Kept (the body too) until the stream's end, for sending it again: an early request the
+        // handshake lost, or a request the server rejected unprocessed.
+        let body = req.body.take().map(Bytes::from);
         // `expect: 100-continue`: the body waits until the server's 100 (GO), or is not sent at
         // all when a final response comes first (SKIP).
         let (gate, gate_rx) = watch::channel(if expect_continue { WAIT } else { GO });
@@ -145,16 +157,16 @@ impl Stream {
             let sending = async {
                 let mut gate_rx = gate_rx;
                 match gate_rx.wait_for(|g| *g != WAIT).await.map(|g| *g) {
-                    Ok(GO) => send_body(&mut tx, body, piped, &self.pool, self.id, &ctl)
-                        .await
-                        .map_err(|f| f.map_or(Stop::Aborted, Stop::Failed)),
+                    Ok(GO) => {
+                        send_body(&mut tx, body.clone(), piped, &self.pool, self.id, &ctl).await
+                    }
                     _ => {
                         tx.stop_stream(Code::H3_NO_ERROR);
                         Ok(())
                     }
                 }
             };
-            let receiving = self.receive(&mut rx, head_method, limits, &gate, kept.is_some());
+            let receiving = self.receive(&mut rx, head_method, limits, &gate, early.is_some());
             tokio::pin!(sending, receiving);
             let mut sent = false;
             loop {
@@ -183,15 +195,21 @@ impl Stream {
                 // The server is told to stop: our side reset, theirs dropped (STOP_SENDING).
                 tx.stop_stream(Code::H3_REQUEST_CANCELLED);
                 drop(rx);
-                match (stop, kept) {
+                req.body = body.map(|b| b.to_vec());
+                let unanswered = !self.answered.load(Ordering::Relaxed);
+                match (stop, early) {
                     (Stop::Aborted, _) => self.settle(),
-                    (Stop::TooEarly, Some((req, _))) => self.replay(req),
-                    (Stop::Failed(f), Some((req, phase))) => match lost(phase).await {
+                    (Stop::Rejected(f), _) if unanswered && req.resendable() => {
+                        self.settled = true;
+                        Outcome::Unprocessed(req, f)
+                    }
+                    (Stop::TooEarly, Some(_)) => self.replay(req),
+                    (Stop::Failed(f) | Stop::Rejected(f), Some(phase)) => match lost(phase).await {
                         true => self.replay(req),
                         false => self.fail(f),
                     },
-                    (Stop::Failed(f), None) => self.fail(f),
-                    // `receive` stops at a 425 only for a request sent early (kept).
+                    (Stop::Failed(f) | Stop::Rejected(f), None) => self.fail(f),
+                    // `receive` stops at a 425 only for a request sent early.
                     (Stop::TooEarly, None) => self.fail((ErrorCode::Socket, "HTTP/3: 425".into())),
                 }
             }
@@ -213,11 +231,12 @@ impl Stream {
         loop {
             let resp = within(limits.headers_timeout, Breach::HeadersTimeout, rx.recv_response())
                 .await?
-                .map_err(|e| self.describe(&e))?;
+                .map_err(|e| stop(&e, self.describe(&e)))?;
             if early && resp.status() == http::StatusCode::TOO_EARLY {
                 return Err(Stop::TooEarly);
             }
             let h = head(resp.status().as_u16(), resp.headers());
+            self.answered.store(true, Ordering::Relaxed);
             shared.emit(|w| w.head(id, &h, &self.ctl.timings));
             if resp.status() == http::StatusCode::CONTINUE {
                 gate.send_replace(GO);
@@ -302,6 +321,17 @@ impl Drop for Stream {
     }
 }
 
+/// Why the exchange stopped at `e` (`f`, how it reads): a rejection is told apart, the request
+/// may go again.
+fn stop(e: &StreamError, f: Failure) -> Stop {
+    match e {
+        StreamError::RemoteTerminate { code, .. } if *code == Code::H3_REQUEST_REJECTED => {
+            Stop::Rejected(f)
+        }
+        _ => Stop::Failed(f),
+    }
+}
+
 /// How an h3 stream failure reaches JS.
 pub(crate) fn describe(e: &StreamError) -> Failure {
     match e {
@@ -351,24 +381,24 @@ async fn within<T>(
     }
 }
 
-/// Sends the request body (whole, or as JS writes it) and ends the stream. `Err(None)`: the body's
-/// source failed, the request is aborted.
+/// Sends the request body (whole, or as JS writes it) and ends the stream. `Stop::Aborted`: the
+/// body's source failed.
 async fn send_body(
     tx: &mut RequestStream<SendStream<Bytes>, Bytes>,
-    body: Option<Vec<u8>>,
+    body: Option<Bytes>,
     piped: Option<StreamLength>,
     pool: &Arc<dyn ConnOwner>,
     id: u32,
     ctl: &ReqCtl,
-) -> Result<(), Option<Failure>> {
-    let io = |e: StreamError| Some(describe(&e));
+) -> Result<(), Stop> {
+    let io = |e: StreamError| stop(&e, describe(&e));
     let Some(length) = piped else {
         if let Some(b) = body.filter(|b| !b.is_empty()) {
-            tx.send_data(Bytes::from(b)).await.map_err(io)?;
+            tx.send_data(b).await.map_err(io)?;
         }
         return tx.finish().await.map_err(io);
     };
-    let mismatch = || Some(breach(Breach::LengthMismatch));
+    let mismatch = || Stop::Failed(breach(Breach::LengthMismatch));
     let mut remaining = match length {
         StreamLength::Known(n) => Some(n),
         StreamLength::Chunked => None,
@@ -398,7 +428,7 @@ async fn send_body(
         }
         if taken.failed {
             ctl.abort();
-            return Err(None);
+            return Err(Stop::Aborted);
         }
         if taken.ended {
             if remaining.is_some_and(|r| r > 0) {
