@@ -109,13 +109,13 @@ fn readable(fd: i32) -> bool {
 /// runtime is woken from outside, quiet again after the next tick.
 fn verify(inline: &Inline, candidates: &HashSet<i32>) -> Option<i32> {
     candidates.iter().copied().find(|&fd| {
-        inline.tick();
+        inline.tick(true);
         if readable(fd) {
             return false;
         }
         inline.wake_from_outside();
         let woke = readable(fd);
-        inline.tick();
+        inline.tick(true);
         woke && !readable(fd)
     })
 }
@@ -307,7 +307,9 @@ impl InlineLoop {
         if s.closing.get() || s.delivering.get() {
             return;
         }
-        let more = inline(s).tick();
+        // Only the tasks JS just woke: what a reactor poll found now could only be delivered on a
+        // later turn, which the loop's own poll of the descriptor gives anyway.
+        let more = inline(s).tick(false);
         s.queue.hop();
         arm(s, more);
     }
@@ -372,14 +374,16 @@ unsafe extern "C" fn on_timer(h: *mut UvHandle) {
     run(s);
 }
 
-/// One loop callback: tick, hand the events to JS, repeat while work is left.
+/// One loop callback: tick, hand the events to JS, repeat while work is left. Each tick runs what
+/// JS's handling of the last events queued, then polls the reactor: a response already back is
+/// handled in this callback, without another turn of the loop.
 fn run(s: &State) {
     let mut more = false;
     for _ in 0..MAX_ROUNDS {
         if s.closing.get() {
             return;
         }
-        more = inline(s).tick();
+        more = inline(s).tick(true);
         if !s.queue.is_empty() {
             deliver(s);
         } else if !more {
@@ -543,11 +547,11 @@ mod tests {
             std::fs::read_link(format!("/proc/self/fd/{fd}")).expect("the descriptor is open");
         assert_eq!(target.as_os_str(), "anon_inode:[eventpoll]");
         let inline = engine.inline().expect("inline engine");
-        inline.tick();
+        inline.tick(true);
         assert!(!readable(fd), "quiet after a tick");
         inline.wake_from_outside();
         assert!(readable(fd), "readable once the runtime is woken from outside");
-        inline.tick();
+        inline.tick(true);
         assert!(!readable(fd), "quiet again after the next tick");
         drop(engine);
         assert!(

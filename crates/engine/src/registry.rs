@@ -1,7 +1,7 @@
 //! What every part of the engine shares: the sink events go to, the table of live requests (for
 //! pause / resume / abort from JS), the table of bridged sockets and the count of connection
 //! tasks. It depends on nothing above it, so pools, connections and transports can all use it.
-use crate::driver::task::{self, Tracked};
+use crate::driver::task;
 use crate::driver::DriverCtx;
 use crate::events::{Batch, Writer};
 use crate::request::ReqCtl;
@@ -81,7 +81,7 @@ impl Shared {
         F::Output: Send + 'static,
     {
         match &self.driver {
-            Some(ctx) => self.handle.spawn(Tracked::new(Some(ctx), fut)),
+            Some(ctx) => task::spawn(ctx, &self.handle, fut),
             None => self.handle.spawn(fut),
         }
     }

@@ -1,6 +1,7 @@
 //! The inline driver's side in the engine: a current-thread runtime that whoever owns the JS
 //! event loop ticks (runs every ready task, then polls the reactor and the timer wheel once,
 //! without blocking), and what that owner needs to know after each tick.
+use super::local::LocalExec;
 use super::task::{enter, DriverCtx};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -20,7 +21,8 @@ pub struct Inline {
 impl Inline {
     pub(crate) fn new() -> std::io::Result<Inline> {
         let rt = Builder::new_current_thread().enable_all().build()?;
-        Ok(Inline { rt: Some(rt), ctx: Arc::default(), ticking: AtomicBool::new(false) })
+        let ctx = Arc::new(DriverCtx::new(LocalExec::new(rt.handle().clone())));
+        Ok(Inline { rt: Some(rt), ctx, ticking: AtomicBool::new(false) })
     }
 
     pub(crate) fn handle(&self) -> Handle {
@@ -31,10 +33,14 @@ impl Inline {
         &self.ctx
     }
 
-    /// Runs what is ready without blocking. Returns true when work is left over (tasks woken and
-    /// not yet polled): the caller ticks again soon instead of waiting for the reactor, whose
-    /// readiness for them was already consumed. A nested call (never expected) does nothing.
-    pub fn tick(&self) -> bool {
+    /// Runs what is ready without blocking. `reactor`: also poll the reactor and the timers, once,
+    /// after the tasks JS's calls woke have run (so a response that is already back when the tick
+    /// wrote its request is read in the same tick), and run what that poll woke; without it, only
+    /// the tasks JS's calls woke run (the owner watches the reactor's descriptor for the rest).
+    /// Returns true when work is left over (tasks woken and not yet polled): the caller ticks again
+    /// soon instead of waiting for the reactor, whose readiness for them was already consumed. A
+    /// nested call (never expected) does nothing.
+    pub fn tick(&self, reactor: bool) -> bool {
         if self.ticking.swap(true, Ordering::AcqRel) {
             return false;
         }
@@ -48,32 +54,43 @@ impl Inline {
         let _done = Done(&self.ticking);
         let Some(rt) = &self.rt else { return false };
         let ctx = &self.ctx;
+        let local = ctx.local.as_ref().expect("made by Inline::new");
         let mut stale = false;
         {
-            let _current = enter(ctx);
-            // Each `yield_now` lets the runtime run its queue dry, then poll the reactor and the
-            // timers with a zero timeout before it resumes this future.
+            let (_current, _ticking) = (enter(ctx), local.ticking());
             rt.block_on(async {
                 // Woken here, inside the runtime, the tasks are queued without a reactor wake-up.
                 for w in ctx.take_deferred() {
                     w.wake();
                 }
+                let mut reactor = reactor;
                 for _ in 0..MAX_ROUNDS {
-                    let (woken, before) = (ctx.has_pending(), ctx.polls());
-                    tokio::task::yield_now().await;
-                    if !ctx.has_pending() {
+                    // The set's tasks woken by JS, by each other or by the last reactor poll.
+                    local.run();
+                    if !reactor && !ctx.has_pending() {
+                        if local.woken() {
+                            continue;
+                        }
                         break;
                     }
+                    // Tasks on the runtime's scheduler (spawned from other threads, or by a task
+                    // of the set: `tracked`) and the reactor are only reached through a yield:
+                    // the runtime runs its queue dry, then polls the reactor and the timers with
+                    // a zero timeout before it resumes this future.
+                    let (woken, before) = (ctx.has_pending(), ctx.polls());
+                    tokio::task::yield_now().await;
+                    reactor = false;
                     // Woken tasks are polled in the round that follows their wake; none was:
                     // the count is stale and must not turn into a busy loop.
                     if woken && ctx.polls() == before {
                         stale = true;
+                        local.run();
                         break;
                     }
                 }
             });
         }
-        ctx.has_pending() && !stale
+        (ctx.has_pending() && !stale) || local.woken()
     }
 
     /// Wakes wait for the next tick (see `Shared::wake_for_flush`): the owner must tick soon.
@@ -99,6 +116,11 @@ impl Drop for Inline {
     fn drop(&mut self) {
         // Connection tasks still alive are dropped here, closing their sockets.
         if let Some(rt) = self.rt.take() {
+            if let Some(local) = &self.ctx.local {
+                // Inside the runtime: the tasks' sockets deregister from its reactor.
+                let _rt = rt.enter();
+                local.shutdown();
+            }
             rt.shutdown_background();
         }
     }
@@ -131,12 +153,144 @@ mod tests {
             a.read_exact(&mut buf).await.unwrap();
             d.store(1, Ordering::SeqCst);
         });
-        assert!(!inline.tick(), "the task parks on its socket");
+        assert!(!inline.tick(true), "the task parks on its socket");
         std::io::Write::write_all(&mut b, b"ping").unwrap();
         // The reactor reports the read in the tick's own poll; the task must run in that tick
         // (its readiness would not be reported again).
-        inline.tick();
+        inline.tick(true);
         assert_eq!(done.load(Ordering::SeqCst), 1);
+    }
+
+    /// As `Shared::spawn` does: on the local set.
+    fn spawn_local(
+        inline: &Inline,
+        fut: impl std::future::Future<Output = ()> + Send + 'static,
+    ) -> tokio::task::JoinHandle<()> {
+        crate::driver::task::spawn(inline.ctx(), &inline.handle(), fut)
+    }
+
+    /// A task of the local set reading a socket; `done` turns 1 once it has read 4 bytes.
+    fn local_reader(inline: &Inline) -> (std::os::unix::net::UnixStream, Arc<AtomicUsize>) {
+        let (a, b) = std::os::unix::net::UnixStream::pair().unwrap();
+        a.set_nonblocking(true).unwrap();
+        let done = Arc::new(AtomicUsize::new(0));
+        let d = done.clone();
+        spawn_local(inline, async move {
+            use tokio::io::AsyncReadExt;
+            let mut a = tokio::net::UnixStream::from_std(a).unwrap();
+            let mut buf = [0u8; 4];
+            a.read_exact(&mut buf).await.unwrap();
+            d.store(1, Ordering::SeqCst);
+        });
+        (b, done)
+    }
+
+    #[test]
+    fn a_task_spawned_from_outside_a_tick_runs_in_a_tick_that_does_not_poll_the_reactor() {
+        let inline = Inline::new().unwrap();
+        let ran = Arc::new(AtomicUsize::new(0));
+        let r = ran.clone();
+        spawn_local(&inline, async move {
+            r.fetch_add(1, Ordering::SeqCst);
+        });
+        assert_eq!(ran.load(Ordering::SeqCst), 0, "nothing runs before the tick");
+        assert!(!inline.tick(false));
+        assert_eq!(ran.load(Ordering::SeqCst), 1);
+    }
+
+    #[test]
+    fn a_local_task_woken_by_io_runs_in_the_tick_that_polls_the_reactor() {
+        let inline = Inline::new().unwrap();
+        let (mut b, done) = local_reader(&inline);
+        assert!(!inline.tick(false), "the task parks on its socket");
+        std::io::Write::write_all(&mut b, b"ping").unwrap();
+        // A tick for JS's work leaves the reactor alone: the readiness waits for the loop.
+        inline.tick(false);
+        assert_eq!(done.load(Ordering::SeqCst), 0);
+        // The reactor reports the read in the tick's own poll; the task runs in that tick.
+        assert!(!inline.tick(true));
+        assert_eq!(done.load(Ordering::SeqCst), 1);
+    }
+
+    #[test]
+    fn a_local_task_spawned_by_a_local_task_runs_in_the_same_tick() {
+        let inline = Arc::new(Inline::new().unwrap());
+        let ran = Arc::new(AtomicUsize::new(0));
+        let (r, ctx, handle) = (ran.clone(), inline.ctx().clone(), inline.handle());
+        spawn_local(&inline, async move {
+            let r2 = r.clone();
+            crate::driver::task::spawn(&ctx, &handle, async move {
+                r2.fetch_add(1, Ordering::SeqCst);
+            });
+            r.fetch_add(1, Ordering::SeqCst);
+        });
+        assert!(!inline.tick(false));
+        assert_eq!(ran.load(Ordering::SeqCst), 2);
+    }
+
+    #[test]
+    fn a_runtime_task_spawned_by_a_local_task_runs_before_the_tick_ends() {
+        // JoinSet members (`tracked`) go to the runtime's scheduler, where only a reactor poll
+        // leads back to the tick's future: the tick must still run them.
+        let inline = Inline::new().unwrap();
+        let ran = Arc::new(AtomicUsize::new(0));
+        let r = ran.clone();
+        spawn_local(&inline, async move {
+            let mut set = tokio::task::JoinSet::new();
+            set.spawn(crate::driver::task::tracked(async move {
+                r.fetch_add(1, Ordering::SeqCst);
+            }));
+            set.join_next().await;
+        });
+        assert!(!inline.tick(false));
+        assert_eq!(ran.load(Ordering::SeqCst), 1);
+    }
+
+    #[test]
+    fn a_local_task_woken_from_another_thread_runs_in_the_next_reactor_tick() {
+        let inline = Inline::new().unwrap();
+        let (tx, rx) = tokio::sync::oneshot::channel::<()>();
+        let done = Arc::new(AtomicUsize::new(0));
+        let d = done.clone();
+        spawn_local(&inline, async move {
+            rx.await.unwrap();
+            d.store(1, Ordering::SeqCst);
+        });
+        assert!(!inline.tick(false));
+        let queued = inline.handle().metrics().global_queue_depth();
+        std::thread::spawn(move || tx.send(()).unwrap()).join().unwrap();
+        // The owner only ticks when told: the wake went through the runtime's queue from outside,
+        // which wakes its reactor (the descriptor the owner watches turns readable).
+        assert_eq!(inline.handle().metrics().global_queue_depth(), queued + 1);
+        assert!(!inline.tick(true));
+        assert_eq!(done.load(Ordering::SeqCst), 1);
+    }
+
+    #[test]
+    fn aborting_a_local_task_from_outside_a_tick_drops_it_in_the_next_reactor_tick() {
+        let inline = Inline::new().unwrap();
+        let (b, done) = local_reader(&inline);
+        let h = spawn_local(&inline, std::future::pending());
+        inline.tick(false);
+        let queued = inline.handle().metrics().global_queue_depth();
+        // As JS closing a pool does, outside a tick: the runtime is woken as from outside.
+        h.abort();
+        assert_eq!(inline.handle().metrics().global_queue_depth(), queued + 1);
+        inline.tick(true);
+        assert!(h.is_finished());
+        drop((b, done));
+    }
+
+    #[test]
+    fn dropping_the_driver_drops_its_local_tasks() {
+        let inline = Inline::new().unwrap();
+        let (mut b, done) = local_reader(&inline);
+        inline.tick(false);
+        drop(inline);
+        // The task's end of the pair is closed: the peer reads EOF.
+        let mut buf = [0u8; 1];
+        assert_eq!(std::io::Read::read(&mut b, &mut buf).unwrap(), 0);
+        assert_eq!(done.load(Ordering::SeqCst), 0);
     }
 
     #[test]
@@ -153,13 +307,13 @@ mod tests {
                 std::task::Poll::<()>::Pending
             }),
         );
-        inline.tick();
+        inline.tick(true);
         assert_eq!(polls.load(Ordering::SeqCst), 1);
         // As Pool::flush does from JS, outside a tick: the wake waits, and the owner knows to tick.
         inline.ctx().defer_wakes(vec![waker.lock().take().unwrap()]);
         assert!(inline.has_deferred());
         assert_eq!(polls.load(Ordering::SeqCst), 1, "nothing runs before the tick");
-        assert!(!inline.tick());
+        assert!(!inline.tick(true));
         assert_eq!(polls.load(Ordering::SeqCst), 2);
         assert!(!inline.has_deferred());
     }
@@ -175,11 +329,11 @@ mod tests {
             // Created, never awaited: not recorded.
             let _unused = Timer::after(Duration::from_secs(60));
         });
-        inline.tick();
+        inline.tick(true);
         let due = inline.next_deadline().expect("recorded");
         assert!(due > Instant::now());
         std::thread::sleep(Duration::from_millis(40));
-        inline.tick();
+        inline.tick(true);
         assert_eq!(fired.load(Ordering::SeqCst), 1);
         assert_eq!(inline.next_deadline(), None);
     }

@@ -8,6 +8,7 @@
 //! not yet polled and which deadlines are live: the two things tokio does not expose and an
 //! outside event loop needs. On a threaded runtime both cost one branch / one thread-local read.
 pub mod inline;
+mod local;
 pub mod task;
 pub mod timer;
 

@@ -1,6 +1,7 @@
 //! Task bookkeeping for the inline driver: counts tasks woken but not yet polled, so a tick that
 //! ends with work queued (tokio polls the reactor once more just before `block_on` returns, and
 //! the readiness it consumed will not be reported by epoll again) is followed by another tick.
+use super::local::LocalExec;
 use parking_lot::Mutex;
 use std::cell::RefCell;
 use std::collections::BTreeSet;
@@ -9,6 +10,8 @@ use std::pin::Pin;
 use std::sync::atomic::{AtomicIsize, AtomicU64, AtomicU8, Ordering};
 use std::sync::Arc;
 use std::task::{Context, Poll, Wake, Waker};
+use tokio::runtime::Handle;
+use tokio::task::JoinHandle;
 use tokio::time::Instant;
 
 /// State one inline runtime shares with its tasks and timers.
@@ -24,9 +27,14 @@ pub struct DriverCtx {
     pub(crate) polls: AtomicU64,
     /// Wakes for work JS queued, held for the tick it runs next (`Shared::wake_for_flush`).
     deferred: Mutex<Vec<Waker>>,
+    /// Where engine tasks run (`spawn`); always set by `Inline::new`.
+    pub(crate) local: Option<LocalExec>,
 }
 
 impl DriverCtx {
+    pub(crate) fn new(local: LocalExec) -> DriverCtx {
+        DriverCtx { local: Some(local), ..Default::default() }
+    }
     /// The earliest deadline a task waits on.
     pub fn next_deadline(&self) -> Option<Instant> {
         self.timers.lock().first().map(|(at, _)| *at)
@@ -72,6 +80,23 @@ pub(crate) fn current() -> Option<Arc<DriverCtx>> {
     CURRENT.with(|c| c.borrow().clone())
 }
 
+/// Spawns an engine task of an inline runtime: on its local set (run inside the tick, see
+/// `driver::local`), or, called from another thread, on the runtime's scheduler, tracked.
+pub(crate) fn spawn<F>(ctx: &Arc<DriverCtx>, handle: &Handle, fut: F) -> JoinHandle<F::Output>
+where
+    F: Future + Send + 'static,
+    F::Output: Send + 'static,
+{
+    let fut = match &ctx.local {
+        Some(local) => match local.spawn(fut) {
+            Ok(h) => return h,
+            Err(fut) => fut,
+        },
+        None => fut,
+    };
+    handle.spawn(Tracked::new(Some(ctx), fut))
+}
+
 /// Wraps a future spawned from inside a task (JoinSet members): tracked when the task spawning it
 /// runs on an inline runtime, as is otherwise.
 pub fn tracked<F: Future>(fut: F) -> Tracked<F> {
@@ -114,8 +139,11 @@ impl Wake for TaskWake {
 impl<F> Tracked<F> {
     pub(crate) fn new(ctx: Option<&Arc<DriverCtx>>, fut: F) -> Self {
         let wake = ctx.map(|ctx| {
+            // Spawned is scheduled: counted until its first poll, so a tick that spawned it from
+            // inside its own future (where no reactor wake-up follows) runs it before it ends.
+            ctx.pending.fetch_add(1, Ordering::AcqRel);
             let w = Arc::new(TaskWake {
-                state: AtomicU8::new(IDLE),
+                state: AtomicU8::new(WOKEN),
                 ctx: ctx.clone(),
                 inner: Mutex::new(None),
             });
