@@ -156,6 +156,7 @@ impl NativeEngine {
     /// `pool.flush()` then `tick()` in one call: a serial exchange on an inline engine crosses
     /// into native code once less. JS reaches it through a plain N-API callback
     /// (src/hot_calls.rs), as `NativePool.dispatch`.
+    #[cfg_attr(test, allow(dead_code))] // only hot_calls calls it, unregistered in test builds
     pub(crate) fn flush_tick(&self, pool: &NativePool) {
         pool.pool.flush();
         self.tick();
@@ -430,6 +431,7 @@ impl NativePool {
     // Flat arguments keep the per-request N-API call cheap (no object to unpack). JS reaches it
     // through a plain N-API callback (src/hot_calls.rs), not a napi-rs method.
     #[allow(clippy::too_many_arguments)]
+    #[cfg_attr(test, allow(dead_code))]
     pub(crate) fn dispatch(
         &self,
         id: u32,
@@ -455,6 +457,7 @@ impl NativePool {
 
     /// Gets the requests queued by `dispatch` since the last flush moving (one engine wake per
     /// JS tick instead of one per request). Called as `dispatch` is (src/hot_calls.rs).
+    #[cfg_attr(test, allow(dead_code))]
     pub(crate) fn flush(&self) {
         self.pool.flush();
     }

@@ -11,6 +11,8 @@ mod conn_cap;
 mod dns;
 #[cfg(target_os = "linux")]
 mod inline;
+// Only JS calls into it, and test builds register nothing with napi.
+#[cfg_attr(test, allow(dead_code))]
 mod hot_calls;
 mod queue;
 mod request_head;
