@@ -213,6 +213,29 @@ mod tests {
     }
 
     #[test]
+    fn a_local_task_that_spends_its_cooperative_budget_is_not_stranded() {
+        // 1,000 ready messages: more than tokio's per-poll budget (128), after which a task's wake
+        // goes to `block_on`'s deferred list, which a tick that does not park again would drop.
+        let inline = Inline::new().unwrap();
+        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<u32>();
+        for i in 0..1000 {
+            tx.send(i).unwrap();
+        }
+        drop(tx);
+        let got = Arc::new(AtomicUsize::new(0));
+        let g = got.clone();
+        spawn_local(&inline, async move {
+            while rx.recv().await.is_some() {
+                g.fetch_add(1, Ordering::SeqCst);
+            }
+        });
+        for _ in 0..4 {
+            inline.tick(false);
+        }
+        assert_eq!(got.load(Ordering::SeqCst), 1000);
+    }
+
+    #[test]
     fn a_local_task_spawned_by_a_local_task_runs_in_the_same_tick() {
         let inline = Arc::new(Inline::new().unwrap());
         let ran = Arc::new(AtomicUsize::new(0));

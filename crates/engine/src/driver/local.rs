@@ -14,7 +14,7 @@ use std::sync::Arc;
 use std::task::{Context, Wake, Waker};
 use std::thread::ThreadId;
 use tokio::runtime::Handle;
-use tokio::task::{JoinHandle, LocalSet};
+use tokio::task::{unconstrained, JoinHandle, LocalSet};
 
 pub(crate) struct LocalExec {
     owner: ThreadId,
@@ -85,7 +85,11 @@ impl LocalExec {
         F::Output: 'static,
     {
         let mut fut = Some(fut);
-        match self.with(|set| set.spawn_local(fut.take().expect("once"))) {
+        // Unconstrained: a task that spends tokio's cooperative budget parks its wake in the
+        // `block_on`'s deferred list, woken only by the runtime's next park, and a tick whose
+        // future returns after running the set (no park follows) drops that list, stranding the
+        // task. The set's tasks still yield whenever their socket or JS's queue is not ready.
+        match self.with(|set| set.spawn_local(unconstrained(fut.take().expect("once")))) {
             Some(h) => Ok(h),
             None => Err(fut.take().expect("not spawned")),
         }
