@@ -16,6 +16,7 @@ pub mod options;
 pub mod route;
 mod runtime;
 mod session;
+mod setup;
 mod stream;
 pub mod tls;
 mod zero_rtt;

@@ -7,6 +7,7 @@
 //! a new connection) while streams under way finish. A stream that raced it (it failed to open as
 //! the connection was closing) goes back to the queue. A session with no stream
 //! open for `keepAliveTimeout` closes, as an idle h1 / h2 connection does.
+use super::setup::{h3_over, Driver};
 use super::stream::{describe_connection as describe, Failure, Outcome, Signals, Stream};
 use super::zero_rtt::{Early, PhaseRx, Step, ZeroRtt};
 use crate::conn::session::{fail_torn_down, idle_expired};
@@ -33,20 +34,6 @@ use tokio::task::JoinSet;
 pub(super) const GOAWAY_MESSAGE: &str = "HTTP/3: \"GOAWAY\" frame received";
 /// H3_NO_ERROR: how the client closes a connection it is done with.
 const NO_ERROR: u32 = 0x100;
-
-type Driver = h3::client::Connection<h3_quinn::Connection, Bytes>;
-/// An HTTP/3 connection set up over a QUIC connection: its driver and request sender.
-pub(super) type Built =
-    Result<(Driver, SendRequest<OpenStreams, Bytes>), h3::error::ConnectionError>;
-
-/// Sets up HTTP/3 over `conn` (its control and QPACK streams).
-pub(super) async fn h3_over(conn: Connection, max_field: u64) -> Built {
-    h3::client::builder()
-        .max_field_section_size(max_field)
-        .send_grease(false)
-        .build::<_, _, Bytes>(h3_quinn::Connection::new(conn))
-        .await
-}
 
 struct Session {
     pool: Arc<dyn ConnOwner>,

@@ -12,7 +12,7 @@
 //!   the request goes back to the pool (over TCP, the endpoint marked broken), or with prior
 //!   knowledge fails with the connection's error.
 use super::route::Route;
-use super::session::{h3_over, Built};
+use super::setup::{h3_over, Built};
 use crate::driver::Timer;
 use crate::request::{flags, Request};
 use quinn::{Connection, VarInt, ZeroRttAccepted};
