@@ -16,12 +16,12 @@
 // chunks it took ("replay") until that microtask and hands them to a listener that joins in time.
 
 import { Readable } from 'node:stream';
-import { Blob } from 'node:buffer';
+import type { Blob } from 'node:buffer';
 import { ReadableStream } from 'node:stream/web';
 import { InvalidArgumentError, NotSupportedError, RequestAbortedError } from '../core/errors.js';
-import { concatBytes, decodeText, toBuffer } from './body-bytes.js';
+import { toBuffer } from './body-bytes.js';
+import { type ConsumeKind, type Consumer, newConsumer, settleConsumer, settleDump } from './body-consumer.js';
 import { microtask } from '../core/microtask.js';
-import { promiseInto } from '../core/promise-into.js';
 
 /**
  * Where a body's bytes come from. `resume` and `abort` are called as methods of this object, so
@@ -48,31 +48,12 @@ export interface BodyDumpOptions {
   signal?: AbortSignal;
 }
 
-type ConsumeKind = 'text' | 'json' | 'bytes' | 'arrayBuffer' | 'blob' | 'dump';
-
-interface Consumer {
-  kind: ConsumeKind;
-  /** null once settled (and always for 'dump'): later chunks are dropped. */
-  chunks: Buffer[] | null;
-  /** Bytes collected; for 'dump', the limit instead. */
-  length: number;
-  promise: Promise<unknown>;
-  resolve: (value: unknown) => void;
-  reject: (err: unknown) => void;
-  /** 'dump' only: the caller's signal and our listener on it. */
-  signal: AbortSignal | null;
-  onAbort: (() => void) | null;
-}
-
 const DEFAULT_DUMP_LIMIT = 128 * 1024;
 const DEFAULT_HIGH_WATER_MARK = 64 * 1024;
 /** The Readable's options for the default high-water mark: one object for every body (Readable only reads it). */
 const DEFAULT_READABLE_OPTIONS = Object.freeze({ highWaterMark: DEFAULT_HIGH_WATER_MARK });
 
 function noop(): void {}
-
-/** A placeholder for a consumer's promise while it is made. */
-const settledPromise = Promise.resolve();
 
 /** Closes a body's replay window: one function for every body, so the microtask needs no closure. */
 let closeReplay: (body: BodyReadable) => void;
@@ -561,65 +542,8 @@ export class BodyReadable extends Readable {
   }
 
   #settle(consumer: Consumer): void {
-    const chunks = consumer.chunks!;
-    const length = consumer.length;
-    consumer.chunks = null;
-    let value: unknown;
-    try {
-      switch (consumer.kind) {
-        case 'text':
-          value = decodeText(chunks, length, this.readableEncoding);
-          break;
-        case 'json':
-          value = JSON.parse(decodeText(chunks, length, this.readableEncoding));
-          break;
-        case 'bytes': {
-          const whole = this.#wholeBuffer(chunks);
-          value = whole !== null ? new Uint8Array(whole) : concatBytes(chunks, length);
-          break;
-        }
-        case 'arrayBuffer':
-          value = this.#wholeBuffer(chunks) ?? concatBytes(chunks, length, true).buffer;
-          break;
-        case 'blob':
-          value = new Blob(chunks, { type: this.#contentType });
-          break;
-        case 'dump':
-          return;
-      }
-    } catch (err) {
-      consumer.reject(err);
-      return;
-    }
-    consumer.resolve(value);
+    const kind = consumer.kind;
+    const whole = kind === 'bytes' || kind === 'arrayBuffer' ? this.#wholeBuffer(consumer.chunks!) : null;
+    settleConsumer(consumer, this.readableEncoding, this.#contentType, whole);
   }
-}
-
-/** A consumer with its promise; the promise is the one the caller gets. */
-function newConsumer(kind: ConsumeKind, chunks: Buffer[] | null, length: number): Consumer {
-  const consumer: Consumer = {
-    kind,
-    chunks,
-    length,
-    promise: settledPromise,
-    resolve: noop,
-    reject: noop,
-    signal: null,
-    onAbort: null,
-  };
-  consumer.promise = promiseInto(consumer);
-  return consumer;
-}
-
-/** A dump settles when the body is torn down: at its end, past the limit, or on abort. */
-function settleDump(consumer: Consumer): void {
-  const signal = consumer.signal;
-  if (signal !== null) {
-    signal.removeEventListener('abort', consumer.onAbort!);
-    if (signal.aborted) {
-      consumer.reject(signal.reason ?? new RequestAbortedError());
-      return;
-    }
-  }
-  consumer.resolve(undefined);
 }
