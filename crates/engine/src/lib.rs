@@ -19,6 +19,8 @@ pub mod driver;
 pub mod engine;
 pub mod error;
 pub mod events;
+#[cfg(test)]
+mod fuzz_seeds;
 pub mod h1;
 pub mod h2;
 pub mod h3;
