@@ -29,6 +29,17 @@ const BINARY = 2;
 const CLOSE = 8;
 const PING = 9;
 const PONG = 10;
+/** A chunk of records, one per send (crates/engine/src/ws/channel.rs `RECORDS`). */
+const RECORDS = 0xff;
+/** A record's head: opcode (u8) and payload length (u32 LE). */
+const RECORD_HEAD = 5;
+/**
+ * Sends of at most this many bytes are staged and handed to the engine together, one call per
+ * tick; a larger one goes as its own chunk (staging would copy it once more).
+ */
+const STAGE_MAX = 4096;
+/** The staging buffer, made at the first send; records never outgrow it (STAGE_MAX). */
+const STAGE_SIZE = 16 * 1024;
 
 export interface CloseInfo {
   wasClean: boolean;
@@ -85,7 +96,12 @@ export class WebSocketConnection implements RequestSink {
    * Sends the engine asked us to wait for (its pipe was full): each with where it ends in
    * `#pushed`, released by the drain event that reports the engine took that far.
    */
-  #waiting: { end: number; amount: number; done: (() => void) | undefined }[] = [];
+  #waiting: { end: number; amount: number; done: (() => void)[] | null }[] = [];
+  /** The tick's small sends as records (RECORDS), handed over at once by the flush. */
+  #stage: Buffer | null = null;
+  #staged = 0;
+  #stagedAmount = 0;
+  #stagedDone: (() => void)[] | null = null;
 
   constructor(opts: ConnectionOptions, host: ConnectionHost) {
     this.#host = host;
@@ -144,35 +160,86 @@ export class WebSocketConnection implements RequestSink {
   #push(op: number, data: string | Uint8Array, size: number): boolean {
     this.#pushed += size + 1;
     const below = control.wsSend(this.#id, op, data);
+    this.#queueFlush();
+    return below;
+  }
+
+  /**
+   * Adds a send of `size` bytes to the stage: `data` (a string of that many UTF-8 bytes, or
+   * bytes). The tick's stage goes to the engine as one chunk at the flush, or sooner when a send
+   * must keep its place behind it.
+   */
+  #stageRecord(op: number, data: string | Uint8Array, size: number): void {
+    let stage = this.#stage;
+    if (stage === null) stage = this.#stage = Buffer.allocUnsafeSlow(STAGE_SIZE);
+    else if (this.#staged + RECORD_HEAD + size > STAGE_SIZE) this.#handOver();
+    const at = this.#staged;
+    stage[at] = op;
+    stage.writeUInt32LE(size, at + 1);
+    if (typeof data === 'string') stage.write(data, at + RECORD_HEAD, size, 'utf8');
+    else stage.set(data, at + RECORD_HEAD);
+    this.#staged = at + RECORD_HEAD + size;
+    this.#queueFlush();
+  }
+
+  /** Hands the staged records to the engine (one call, one chunk), counting their sends as one. */
+  #handOver(): void {
+    if (this.#staged === 0) return;
+    const size = this.#staged;
+    const amount = this.#stagedAmount;
+    const done = this.#stagedDone;
+    this.#staged = 0;
+    this.#stagedAmount = 0;
+    this.#stagedDone = null;
+    this.#pushed += size + 1;
+    this.#sent(control.wsSend(this.#id, RECORDS, this.#stage!.subarray(0, size)), amount, done);
+  }
+
+  #queueFlush(): void {
     // The engine is woken once for all a tick sends (one wake-up and one socket write for a
     // handler answering a batch of messages), as requests are flushed.
     if (!this.#flushQueued) {
       this.#flushQueued = true;
       queueMicrotask(this.#flush);
     }
-    return below;
   }
 
   #flushQueued = false;
   readonly #flush = (): void => {
     this.#flushQueued = false;
+    this.#handOver();
     control.wsFlush(this.#id);
   };
 
-  /**
-   * Counts a message carrying `amount` bytes of application data, just handed to the engine, in
-   * `bufferedAmount` until it is on its way; then `done`. One the engine took below its
-   * high-water mark is let go a microtask later, with the rest of the tick's; one it asked us to
-   * wait for, at the drain event that reports it taken.
-   */
-  #sent(taken: boolean, amount: number, done?: () => void): void {
+  /** A message of `amount` bytes of application data, counted in `bufferedAmount` until it is on its way; then `done`. */
+  #send(op: number, data: string | Uint8Array, amount: number, done: (() => void) | undefined): void {
     this.bufferedAmount += amount;
+    if (amount <= STAGE_MAX) {
+      this.#stageRecord(op, data, amount);
+      this.#stagedAmount += amount;
+      if (done !== undefined) (this.#stagedDone ??= []).push(done);
+      return;
+    }
+    this.#handOver();
+    this.#sent(this.#push(op, data, amount), amount, done === undefined ? null : [done]);
+  }
+
+  /**
+   * Sends carrying `amount` bytes of application data, just handed to the engine, leave
+   * `bufferedAmount` once they are on their way; then `done`. Those the engine took below its
+   * high-water mark are let go a microtask later, with the rest of the tick's; those it asked us
+   * to wait for, at the drain event that reports them taken.
+   */
+  #sent(taken: boolean, amount: number, done: (() => void)[] | null): void {
     if (!taken) {
       this.#waiting.push({ end: this.#pushed, amount, done });
       return;
     }
     this.#takenAmount += amount;
-    if (done !== undefined) (this.#takenDone ??= []).push(done);
+    if (done !== null) {
+      if (this.#takenDone === null) this.#takenDone = done;
+      else this.#takenDone.push(...done);
+    }
     if (!this.#releaseQueued) {
       this.#releaseQueued = true;
       queueMicrotask(this.#release);
@@ -195,22 +262,22 @@ export class WebSocketConnection implements RequestSink {
     if (n === 0) return;
     const released = this.#waiting.splice(0, n);
     for (const w of released) this.bufferedAmount -= w.amount;
-    for (const w of released) w.done?.();
+    for (const w of released) if (w.done !== null) for (const d of w.done) d();
   }
 
   sendText(data: string, amount: number, done?: () => void): void {
     if (this.readyState !== OPEN) return done?.();
-    this.#sent(this.#push(TEXT, data, amount), amount, done);
+    this.#send(TEXT, data, amount, done);
   }
 
   sendBinary(data: Uint8Array, done?: () => void): void {
     if (this.readyState !== OPEN) return done?.();
-    this.#sent(this.#push(BINARY, data, data.byteLength), data.byteLength, done);
+    this.#send(BINARY, data, data.byteLength, done);
   }
 
   /** A ping (or an unsolicited pong) of at most 125 bytes. */
   ping(data: Uint8Array, pong = false): void {
-    if (this.readyState === OPEN) this.#push(pong ? PONG : PING, data, data.byteLength);
+    if (this.readyState === OPEN) this.#stageRecord(pong ? PONG : PING, data, data.byteLength);
   }
 
   /** Starts the closing handshake; `code` undefined: a close frame without a status. */
@@ -228,7 +295,7 @@ export class WebSocketConnection implements RequestSink {
       payload.writeUInt16BE(code, 0);
       payload.write(reason, 2);
     }
-    this.#push(CLOSE, payload, payload.length);
+    this.#stageRecord(CLOSE, payload, payload.length);
     this.#closing();
   }
 
@@ -264,6 +331,12 @@ export class WebSocketConnection implements RequestSink {
       closeRequest(this.#id);
     }
     this.#releaseWaiting(Infinity);
+    // Staged sends will never go now: let them go too, after those that waited.
+    const staged = this.#stagedDone;
+    this.bufferedAmount -= this.#stagedAmount;
+    this.#staged = this.#stagedAmount = 0;
+    this.#stagedDone = null;
+    if (staged !== null) for (const d of staged) d();
     const received = this.#received;
     const info: CloseInfo =
       received === null

@@ -4,10 +4,18 @@
 //!
 //! A chunk from JS is the message's payload followed by one byte, the RFC 6455 opcode JS asks
 //! for: TEXT / BINARY (a message), PING / PONG (at most 125 bytes), CLOSE (`code: u16` big-endian
-//! and the reason, or nothing for a close without a status).
+//! and the reason, or nothing for a close without a status). A chunk ending in [`RECORDS`] holds
+//! the sends of one JS tick instead, one record each: `op: u8`, `len: u32` LE, `len` payload bytes
+//! (one N-API call and one chunk for a batch of small messages, not one per message).
 use super::codec::{Codec, Sink};
 use super::frame;
 use crate::events::{self, Writer};
+
+/// The last byte of a chunk of records (no RFC 6455 opcode: those stop at 0xF).
+pub const RECORDS: u8 = 0xFF;
+
+/// A record's head: opcode and payload length.
+const RECORD_HEAD: usize = 5;
 
 /// What one `feed` did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -78,19 +86,33 @@ impl Channel {
     }
 
     /// Frames one chunk JS queued (see the module's doc) onto `out`. Nothing once our close went
-    /// out; an unknown opcode or an oversized control payload is dropped (JS checks both first).
+    /// out; an unknown opcode, an oversized control payload or a cut record is dropped (JS checks
+    /// and writes them).
     pub fn send(&mut self, mut chunk: Vec<u8>, out: &mut Vec<u8>) {
         let Some(op) = chunk.pop() else { return };
+        if op != RECORDS {
+            return self.send_one(op, &chunk, out);
+        }
+        let mut rest = &chunk[..];
+        while rest.len() >= RECORD_HEAD {
+            let len = u32::from_le_bytes([rest[1], rest[2], rest[3], rest[4]]) as usize;
+            let Some(payload) = rest.get(RECORD_HEAD..RECORD_HEAD + len) else { return };
+            self.send_one(rest[0], payload, out);
+            rest = &rest[RECORD_HEAD + len..];
+        }
+    }
+
+    fn send_one(&mut self, op: u8, payload: &[u8], out: &mut Vec<u8>) {
         match op {
             frame::TEXT | frame::BINARY => {
-                self.codec.encode_message(op == frame::TEXT, &chunk, out);
+                self.codec.encode_message(op == frame::TEXT, payload, out);
             }
             frame::PING | frame::PONG => {
-                self.codec.encode_ping(op == frame::PONG, &chunk, out);
+                self.codec.encode_ping(op == frame::PONG, payload, out);
             }
             frame::CLOSE => {
-                let code = chunk.get(..2).map(|c| u16::from_be_bytes([c[0], c[1]]));
-                let reason = chunk.get(2..).unwrap_or(&[]);
+                let code = payload.get(..2).map(|c| u16::from_be_bytes([c[0], c[1]]));
+                let reason = payload.get(2..).unwrap_or(&[]);
                 self.codec.encode_close(code, reason, out);
             }
             _ => {}

@@ -2,7 +2,7 @@
 //! reaches JS as whole messages however the reads split it, the closing handshake runs in the
 //! engine, JS's chunks go out as masked frames, and reading stops while JS is behind or while our
 //! replies wait for a server that reads nothing.
-use super::channel::Channel;
+use super::channel::{self, Channel};
 use super::check::{client_frame, sf};
 use super::frame;
 use super::session::{run, REPLY_HIGH_WATER};
@@ -298,4 +298,37 @@ fn a_js_chunk_names_its_frame_by_its_last_byte() {
     assert_eq!((fed.took, fed.replied), (3, true));
     assert_eq!(client_frames(&out)[1], (frame::PONG, b"q".to_vec()));
     assert_eq!(batch.bytes[0], events::WS_PING);
+}
+
+#[test]
+fn a_chunk_of_records_frames_each_in_order() {
+    let mut chan = Channel::new(ID, start(0).codec());
+    let mut out = Vec::new();
+    let record = |op: u8, payload: &[u8]| {
+        [&[op][..], &(payload.len() as u32).to_le_bytes(), payload].concat()
+    };
+    let mut chunk = [
+        record(frame::TEXT, b"one"),
+        record(frame::BINARY, b""),
+        record(frame::PING, b"p"),
+        record(0x3, b"dropped"),
+        record(frame::BINARY, &[7; 300]),
+        record(frame::CLOSE, &[0x03, 0xE8, b'b', b'y', b'e']),
+        record(frame::BINARY, b"after the close"),
+    ]
+    .concat();
+    // A record cut short (JS never writes one) ends the chunk.
+    chunk.extend_from_slice(&[frame::BINARY, 9, 0, 0, 0, 1]);
+    chunk.push(channel::RECORDS);
+    chan.send(chunk, &mut out);
+    assert_eq!(
+        client_frames(&out),
+        vec![
+            (frame::TEXT, b"one".to_vec()),
+            (frame::BINARY, Vec::new()),
+            (frame::PING, b"p".to_vec()),
+            (frame::BINARY, vec![7; 300]),
+            (frame::CLOSE, vec![0x03, 0xE8, b'b', b'y', b'e']),
+        ]
+    );
 }
