@@ -185,6 +185,33 @@ describe('WebSocket: messages', () => {
     expect(new Uint8Array((await next()).data as ArrayBuffer)).toEqual(new Uint8Array([0x61]));
   });
 
+  it('sends of one tick, small and large, text and binary, with a ping among them, arrive in order', async () => {
+    // Small sends are staged and handed over together, larger ones go alone: order must hold
+    // across both, and across a stage that fills up within the tick.
+    const s = await server();
+    const ws = await opened(socket(s.ws));
+    ws.binaryType = 'arraybuffer';
+    const sizes = [0, 1, 100, 4096, 4097, 5000, 3, 65_536, 4000, 4000, 4000, 4000, 4000, 7, 125];
+    const sent = sizes.map((n, i) => (i % 3 === 2 ? 'é'.repeat(n >> 1) : Buffer.alloc(n, i)));
+    const got: (string | Buffer)[] = [];
+    const all = new Promise<void>((resolve) => {
+      ws.onmessage = (e) => {
+        got.push(typeof e.data === 'string' ? e.data : Buffer.from(e.data as ArrayBuffer));
+        if (got.length === sent.length) resolve();
+      };
+    });
+    let expected = 0;
+    sent.forEach((m, i) => {
+      ws.send(m);
+      if (i === 5) ping(ws, Buffer.from('p'));
+      expected += typeof m === 'string' ? Buffer.byteLength(m) : m.length;
+    });
+    expect(ws.bufferedAmount).toBe(expected);
+    await all;
+    expect(got).toEqual(sent);
+    expect(ws.bufferedAmount).toBe(0);
+  });
+
   it('carries a 16 MiB message both ways', async () => {
     const s = await server();
     const ws = await opened(socket(s.ws));
