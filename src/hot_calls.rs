@@ -166,12 +166,17 @@ unsafe fn call<T: TypeTag>(
 /// On the JS thread, inside a handle scope of `env`; `value` must stay alive (reachable from JS)
 /// for as long as the reference is used.
 unsafe fn unwrap<'a, T: TypeTag>(env: sys::napi_env, value: sys::napi_value) -> Result<&'a T> {
-    let name = std::any::type_name::<T>().rsplit("::").next().unwrap_or("");
-    let mut wrapped = ptr::null_mut();
+    let (tag, mut matches, mut wrapped) = (T::type_tag(), false, ptr::null_mut());
     // SAFETY: only an object napi-rs made for class T carries T's tag, and what it wraps is a
     // `T` (napi-rs's own methods unwrap it the same way), alive while the object is.
     unsafe {
-        validate_type_tag(env, value, &T::type_tag(), name)?;
+        let status = sys::napi_check_object_type_tag(env, value, &tag, &mut matches);
+        if status != sys::Status::napi_ok || !matches {
+            // napi-rs's own check again, for its error; the class name (a string search) is
+            // worked out only here, not on every call.
+            let name = std::any::type_name::<T>().rsplit("::").next().unwrap_or("");
+            validate_type_tag(env, value, &tag, name)?;
+        }
         check(sys::napi_unwrap(env, value, &mut wrapped))?;
         Ok(&*(wrapped as *const c_void as *const T))
     }
