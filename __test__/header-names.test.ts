@@ -60,4 +60,36 @@ describe('known header names', () => {
     expect(res.headers['set-cookie']).toEqual(['a=1', 'b=2', 'c=3']);
     expect(await res.body.text()).toBe('ok');
   });
+
+  it('merge a known spelling into the same key set before by an unknown one, in every order', async () => {
+    // The decoder skips the lookup for a known name a head has not set yet (ts/native/events.ts):
+    // a spelling outside the table that came first must still be merged with.
+    const orders: [string, string][][] = [
+      [['SET-COOKIE', 'a=1'], ['set-cookie', 'b=2'], ['Set-Cookie', 'c=3']],
+      [['CONTENT-type', 'text/plain'], ['Content-Type', 'text/html'], ['content-type', 'a/b']],
+      [['set-cookie', 'a=1'], ['SET-COOKIE', 'b=2'], ['set-cookie', 'c=3']],
+    ];
+    let next = 0;
+    const srv = cleanup.track(
+      await rawServer(async (socket) => {
+        for (;;) {
+          await readUntil(socket, (t) => countRequests(t) >= 1);
+          const fields = orders[next++]!;
+          socket.write(`HTTP/1.1 200 OK\r\n${fields.map(([n, v]) => `${n}: ${v}\r\n`).join('')}content-length: 2\r\n\r\nok`);
+        }
+      }),
+    );
+    const client = cleanup.track(new Client(srv.origin));
+    const seen: unknown[] = [];
+    for (let i = 0; i < orders.length; i++) {
+      const res = await client.request({ path: `/${i}`, method: 'GET' });
+      await res.body.dump();
+      seen.push(res.headers);
+    }
+    expect(seen).toEqual([
+      { 'set-cookie': ['a=1', 'b=2', 'c=3'], 'content-length': '2' },
+      { 'content-type': ['text/plain', 'text/html', 'a/b'], 'content-length': '2' },
+      { 'set-cookie': ['a=1', 'b=2', 'c=3'], 'content-length': '2' },
+    ]);
+  });
 });

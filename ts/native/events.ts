@@ -125,6 +125,12 @@ type Batch = Buffer & {
 const KNOWN_NAME = 0x8000;
 const knownRaw: readonly string[] = binding.knownHeaderNames();
 const knownKey: readonly string[] = knownRaw.map((n) => n.toLowerCase());
+// Which known keys a head has set so far, without a lookup on its headers object (a keyed load
+// there is megamorphic: one site, every header name): a key's slot holds the serial number of the
+// last head that set it. Names that lowercase alike share a slot.
+const knownSlot: readonly number[] = knownKey.map((k) => knownKey.indexOf(k));
+const knownSetIn = new Uint32Array(knownRaw.length);
+let headSerial = 0;
 
 /**
  * The raw list of a response without trailers, nearly every one: one array for all (sinks only
@@ -136,18 +142,30 @@ const NO_TRAILERS: string[] = Object.freeze([]) as unknown as string[];
 function readHeaders(b: Batch, o: number, out: IncomingHeaders, raw: string[]): number {
   const count = u16(b, o);
   o += 2;
+  let serial = ++headSerial;
+  if (serial === 0xffffffff) {
+    knownSetIn.fill(0);
+    headSerial = serial = 1;
+  }
+  // Once a name outside the table was set, a known one may share its key: look it up as usual.
+  let unknownSet = false;
   for (let i = 0; i < count; i++) {
     const nl = u16(b, o);
     o += 2;
     let name: string;
     let key: string;
+    let firstKnown = false;
     if (nl & KNOWN_NAME) {
       name = knownRaw[nl & ~KNOWN_NAME]!;
       key = knownKey[nl & ~KNOWN_NAME]!;
+      const slot = knownSlot[nl & ~KNOWN_NAME]!;
+      firstKnown = !unknownSet && knownSetIn[slot] !== serial;
+      knownSetIn[slot] = serial;
     } else {
       name = b.latin1Slice(o, o + nl);
       key = name.toLowerCase();
       o += nl;
+      unknownSet = true;
     }
     const vl = u32(b, o);
     o += 4;
@@ -155,6 +173,10 @@ function readHeaders(b: Batch, o: number, out: IncomingHeaders, raw: string[]): 
     const value = b.latin1Slice(o, o + vl);
     o += vl;
     raw.push(name, value);
+    if (firstKnown) {
+      out[key] = value;
+      continue;
+    }
     const prev = out[key];
     if (prev === undefined) out[key] = value;
     else if (typeof prev === 'string') out[key] = [prev, value];
