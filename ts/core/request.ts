@@ -101,6 +101,9 @@ function isRequestPath(path: string): boolean {
   return !/[^\u0021-\u00ff]/.test(path);
 }
 
+/** The last path that passed isRequestPath: clients send the same paths over and over. */
+let lastRequestPath = '/';
+
 /**
  * Checks the path, the method and the upgrade, in undici's order (before the handler's hooks are
  * looked at; the headers are checked as they are packed).
@@ -131,7 +134,10 @@ export function packRequest(opts: DispatchOptions, parts: RequestBodyParts, host
   const method = opts.method;
   const connect = method === 'CONNECT';
   let path = withQuery(opts.path, opts.query);
-  if (!isRequestPath(path)) throw new InvalidArgumentError('invalid request path');
+  if (path !== lastRequestPath) {
+    if (!isRequestPath(path)) throw new InvalidArgumentError('invalid request path');
+    lastRequestPath = path;
+  }
   const h = packHeaders(opts.headers);
   const stream = parts.stream;
   // What the body's form implies (a Blob's type and size, a FormData boundary), unless set.
