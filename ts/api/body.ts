@@ -128,6 +128,14 @@ export class BodyReadable extends Readable {
   }
 
   /**
+   * Nobody reads the body yet (no stream reader, no consumer): what the producer pushes is only
+   * held, which runs no listener and schedules nothing, so it needs no async context of its own.
+   */
+  get holding(): boolean {
+    return this.#held !== null && this.#consumer === null;
+  }
+
+  /**
    * A producer's chunk. `exclusive`: no one else holds it, so a body read whole may hand out its
    * memory rather than a copy.
    */

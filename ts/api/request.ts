@@ -182,7 +182,9 @@ class RequestHandler extends ApiHandler implements DispatchHandler, BodyReadable
     if (body !== null) {
       // A flowing body emits 'data' inside push: in the caller's context, not the engine's.
       const exclusive = chunkIsExclusive(controller);
-      if (!this.asyncResource.runInAsyncScope(body.pushChunk, body, chunk, exclusive)) this.loosen(controller, body);
+      // A body that only holds what it is given runs nothing that needs the caller's context.
+      const more = body.holding ? body.pushChunk(chunk, exclusive) : this.asyncResource.runInAsyncScope(body.pushChunk, body, chunk, exclusive);
+      if (!more) this.loosen(controller, body);
     } else if (typeof this.unread === 'number') {
       this.unread += chunk.length;
       if (this.unread > UNREAD_DISCARD_LIMIT) {
@@ -210,7 +212,8 @@ class RequestHandler extends ApiHandler implements DispatchHandler, BodyReadable
     this.settleUnread();
     unwatchUnconsumed(this);
     if (body !== null) {
-      this.asyncResource.runInAsyncScope(body.push, body, null);
+      if (body.holding) body.push(null);
+      else this.asyncResource.runInAsyncScope(body.push, body, null);
     } else if (this.resolve !== null || this.callback !== null) {
       // A dispatcher that ends without ever starting a final response; don't hang the caller.
       this.deliverError(new RequestAbortedError('response ended before its headers were received'));
