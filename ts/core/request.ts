@@ -64,13 +64,14 @@ export function checkRequestOptions(opts: DispatchOptions): void {
 }
 
 // Methods whose requests carry a payload: an empty one is still announced with content-length: 0.
-const EXPECTS_PAYLOAD = new Set(['POST', 'PUT', 'PATCH']);
+// Compared, not looked up in a Set: a lookup hashes the method string on every request.
+const expectsPayload = (method: string): boolean => method === 'POST' || method === 'PUT' || method === 'PATCH';
 // Methods whose content-length undici never checks against the body.
 const NO_LENGTH = new Set(['GET', 'HEAD', 'OPTIONS', 'TRACE', 'CONNECT']);
 
 /** The body of a request that has none: empty bytes for a method that carries a payload. */
 export function emptyBodyFor(method: string): Buffer | null {
-  return EXPECTS_PAYLOAD.has(method) ? Buffer.alloc(0) : null;
+  return expectsPayload(method) ? Buffer.alloc(0) : null;
 }
 
 /** A request in the engine's form, before diagnostics add to it. */
@@ -93,8 +94,21 @@ export interface PackedRequest {
   flags: number;
 }
 
-/** Methods known to be tokens: a set lookup instead of the token pattern, once per request. */
-const COMMON_METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'PATCH', 'OPTIONS']);
+/** Methods known to be tokens: compared instead of matching the token pattern (or hashing for a Set), once per request. */
+function isCommonMethod(method: string): boolean {
+  switch (method) {
+    case 'GET':
+    case 'HEAD':
+    case 'POST':
+    case 'PUT':
+    case 'DELETE':
+    case 'PATCH':
+    case 'OPTIONS':
+      return true;
+    default:
+      return false;
+  }
+}
 
 /** undici's request-target rule: any character from U+0021 to U+00FF (DEL and obs-text included), one byte each. */
 function isRequestPath(path: string): boolean {
@@ -116,7 +130,7 @@ export function checkRequestLine(opts: DispatchOptions): void {
     throw new InvalidArgumentError('path must be an absolute URL or start with a slash');
   }
   if (typeof method !== 'string') throw new InvalidArgumentError('method must be a string');
-  if (!COMMON_METHODS.has(method) && !isToken(method)) throw new InvalidArgumentError('invalid request method');
+  if (!isCommonMethod(method) && !isToken(method)) throw new InvalidArgumentError('invalid request method');
   if (upgrade != null) {
     if (typeof upgrade !== 'string') throw new InvalidArgumentError('upgrade must be a string');
     // undici's rule for it is a header value's (obs-text, tab and spaces included); an empty one
