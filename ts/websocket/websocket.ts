@@ -56,9 +56,21 @@ export function checkCloseArgs(code: number | undefined, reason: string | undefi
   return text;
 }
 
-/** An ArrayBuffer or view as bytes (no copy). */
+/** An ArrayBuffer or view as bytes (no copy; a Uint8Array, Buffers included, is itself). */
 export function bytesOf(data: ArrayBuffer | ArrayBufferView): Uint8Array {
+  if (data instanceof Uint8Array) return data;
   return ArrayBuffer.isView(data) ? new Uint8Array(data.buffer, data.byteOffset, data.byteLength) : new Uint8Array(data);
+}
+
+/**
+ * A copy of `bytes` in an ArrayBuffer of its own: a new buffer filled by `set` costs less than
+ * `buffer.slice` of the event batch, which makes its result through the species constructor,
+ * called from C++ (about 0.8-0.9 against 0.85-1.4 µs for 100 bytes, on a loaded machine).
+ */
+function arrayBufferOf(bytes: Uint8Array): ArrayBuffer {
+  const copy = new ArrayBuffer(bytes.byteLength);
+  new Uint8Array(copy).set(bytes);
+  return copy;
 }
 
 export class WebSocket extends EventTarget {
@@ -148,8 +160,9 @@ export class WebSocket extends EventTarget {
     else if (data instanceof ArrayBuffer || ArrayBuffer.isView(data)) item = bytesOf(data);
     else if (data instanceof Blob) item = data;
     else item = String(data);
-    // Behind a Blob being read, bytes wait: a copy, so that the caller may reuse its buffer at once.
-    if (this.#queue !== null || item instanceof Blob) return this.#enqueue(item instanceof Uint8Array ? item.slice() : item);
+    // Behind a Blob being read, bytes wait: a copy, so that the caller may reuse its buffer at once
+    // (new Uint8Array: a Buffer's own slice() would be a view).
+    if (this.#queue !== null || item instanceof Blob) return this.#enqueue(item instanceof Uint8Array ? new Uint8Array(item) : item);
     this.#sendNow(item as string | Uint8Array);
   }
 
@@ -190,7 +203,7 @@ export class WebSocket extends EventTarget {
     if (this.#conn.readyState !== OPEN) return;
     let value: string | ArrayBuffer | Blob;
     if (typeof data === 'string') value = data;
-    else if (this.#binaryType === 'arraybuffer') value = data.buffer.slice(data.byteOffset, data.byteOffset + data.byteLength) as ArrayBuffer;
+    else if (this.#binaryType === 'arraybuffer') value = arrayBufferOf(data);
     else value = new Blob([data as Uint8Array<ArrayBuffer>]);
     this.dispatchEvent(new MessageEvent('message', { data: value, origin: this.#origin }));
   }
