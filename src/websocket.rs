@@ -4,7 +4,7 @@
 //! others; each message JS sends is one `wsText` / `wsSend` call, which the engine frames, masks,
 //! compresses and writes.
 use crate::binding::NativeEngine;
-use ferro_engine::ws::{self, frame, start::Start};
+use ferro_engine::ws::{self, channel, frame, start::Start};
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
 
@@ -86,10 +86,16 @@ impl NativeEngine {
     }
 
     /// Queues a frame (`wsFlush` sends it): `op` is the RFC 6455 opcode (BINARY, PING, PONG, or CLOSE with `data` the
-    /// status code, big-endian, and reason). False: wait for the drain event before sending more.
+    /// status code, big-endian, and reason), or `RECORDS` for a tick's sends (`ws::channel`),
+    /// which also wakes the session: JS hands them over at its flush, so a second call would
+    /// follow at once. False: wait for the drain event before sending more.
     #[napi(catch_unwind)]
     pub fn ws_send(&self, id: u32, op: u32, data: BufferSlice<'_>) -> bool {
-        self.engine.ws_queue(id, chunk(&data, op as u8))
+        let below = self.engine.ws_queue(id, chunk(&data, op as u8));
+        if op == channel::RECORDS as u32 {
+            self.engine.ws_flush(id);
+        }
+        below
     }
 
     /// Wakes the session for what was queued: once per JS tick, however many messages it sent.

@@ -207,8 +207,9 @@ export class WebSocketConnection implements RequestSink {
   #flushQueued = false;
   readonly #flush = (): void => {
     this.#flushQueued = false;
-    this.#handOver();
-    control.wsFlush(this.#id);
+    // Handing over records wakes the session too (src/websocket.rs): one call, not two.
+    if (this.#staged > 0) this.#handOver();
+    else control.wsFlush(this.#id);
   };
 
   /** A message of `amount` bytes of application data, counted in `bufferedAmount` until it is on its way; then `done`. */
