@@ -446,10 +446,9 @@ fn deliver(s: &State) {
             && sys::napi_get_undefined(env, &mut undefined) == sys::Status::napi_ok
             && !cb.is_null();
         if got {
-            s.queue.deliver(env, |batch, blobs| {
+            s.queue.deliver(env, |batch, blobs, view| {
                 let mut result = ptr::null_mut();
-                let args = [batch, blobs.unwrap_or(undefined)];
-                let argc = if blobs.is_some() { 2 } else { 1 };
+                let (args, argc) = crate::queue::args(env, batch, blobs, view, undefined);
                 let status = sys::napi_make_callback(
                     env,
                     s.async_ctx,

@@ -24,8 +24,29 @@ struct Inner {
     blocked: Vec<Waker>,
 }
 
+/// Where small pieces are copied for JS: one ArrayBuffer that successive pieces fill, each handed
+/// out as a view (an arena, as Node's own Buffer pool). A fresh Buffer per piece cost a `malloc`, a
+/// V8 backing store and its extension (three allocations, freed again by the collector), about
+/// 1 µs of a serial exchange whose batch is one small response (docs/performance/latency.md).
+/// Held weakly: views keep it alive, and once none does the collector may take it (then the next
+/// piece starts another). Only touched on the JS thread.
+struct Arena {
+    weak: sys::napi_ref,
+    data: *mut u8,
+    used: usize,
+}
+// SAFETY: the reference and the pointer are only used on the JS thread (`deliver`); the Mutex
+// around the Arena only lets the Queue, shared with engine threads, hold it.
+unsafe impl Send for Arena {}
+
+/// The arena's size, and the largest piece copied into it: as Node's Buffer pool (8 KiB, pieces
+/// under half of it), so a small chunk kept alive pins at most what Node's own small Buffers pin.
+const ARENA: usize = 8 * 1024;
+const ARENA_PIECE: usize = ARENA / 2;
+
 pub(crate) struct Queue {
     inner: Mutex<Inner>,
+    arena: Mutex<Arena>,
     /// The JS thread drives the engine (src/inline.rs) and takes the queue after each tick, so
     /// the engine's signals are not needed.
     inline: AtomicBool,
@@ -134,7 +155,7 @@ impl Queue {
     pub(crate) unsafe fn deliver(
         &self,
         env: sys::napi_env,
-        mut call: impl FnMut(sys::napi_value, Option<sys::napi_value>),
+        mut call: impl FnMut(sys::napi_value, Option<sys::napi_value>, Option<(u32, u32)>),
     ) {
         // Swap in the spare batch, so engine threads append to it while this one is copied.
         let (mut batch, blocked) = {
@@ -154,16 +175,24 @@ impl Queue {
             let (end, owns) = plan_piece(&batch.bytes, at);
             let piece = &batch.bytes[at..end];
             let mut out = ptr::null_mut();
-            // SAFETY: on the JS thread inside a handle scope (this function's contract); `piece`
-            // is borrowed for the call, which copies it, and `out` is a local.
-            let status = unsafe {
-                sys::napi_create_buffer_copy(
-                    env,
-                    piece.len(),
-                    piece.as_ptr().cast(),
-                    ptr::null_mut(),
-                    &mut out,
-                )
+            // SAFETY: on the JS thread inside a handle scope (this function's contract).
+            let view = unsafe { self.arena_copy(env, piece) };
+            let status = match view {
+                Some((ab, _)) => {
+                    out = ab;
+                    sys::Status::napi_ok
+                }
+                // SAFETY: as above; `piece` is borrowed for the call, which copies it, and `out`
+                // is a local.
+                None => unsafe {
+                    sys::napi_create_buffer_copy(
+                        env,
+                        piece.len(),
+                        piece.as_ptr().cast(),
+                        ptr::null_mut(),
+                        &mut out,
+                    )
+                },
             };
             let own = &batch.own()
                 [next_own.min(batch.own().len())..(next_own + owns).min(batch.own().len())];
@@ -172,7 +201,7 @@ impl Queue {
             at = end;
             next_own += owns;
             if status == sys::Status::napi_ok {
-                call(out, blobs);
+                call(out, blobs, view.map(|(_, off)| (off as u32, piece.len() as u32)));
             }
         }
         batch.clear();
@@ -180,6 +209,60 @@ impl Queue {
             batch = Batch::with_capacity(BATCH_CAPACITY);
         }
         self.inner.lock().spare = batch;
+    }
+
+    /// Copies `piece` into the arena: the arena's ArrayBuffer and where the piece starts in it.
+    /// None when the piece is too large for it or N-API refuses (the caller makes a Buffer).
+    ///
+    /// # Safety
+    /// On the JS thread, inside a handle scope of `env`.
+    unsafe fn arena_copy(
+        &self,
+        env: sys::napi_env,
+        piece: &[u8],
+    ) -> Option<(sys::napi_value, usize)> {
+        if piece.len() > ARENA_PIECE {
+            return None;
+        }
+        let mut a = self.arena.lock();
+        let mut ab = ptr::null_mut();
+        let mut detached = false;
+        // SAFETY: per the contract; `a.weak` is a live reference of `env` (made below, deleted
+        // only here), and the out-pointers are locals. A collected arena reads as null.
+        unsafe {
+            if !a.weak.is_null() {
+                sys::napi_get_reference_value(env, a.weak, &mut ab);
+            }
+            // Transferred away (postMessage, structuredClone): its memory is someone else's now.
+            if !ab.is_null() {
+                sys::napi_is_detached_arraybuffer(env, ab, &mut detached);
+            }
+        }
+        if ab.is_null() || detached || a.used + piece.len() > ARENA {
+            let (mut data, mut weak) = (ptr::null_mut(), ptr::null_mut());
+            // SAFETY: per the contract; the out-pointers are locals, the old reference is ours
+            // and deleted once (replaced right after).
+            unsafe {
+                if !a.weak.is_null() {
+                    sys::napi_delete_reference(env, a.weak);
+                    a.weak = ptr::null_mut();
+                }
+                if sys::napi_create_arraybuffer(env, ARENA, &mut data, &mut ab)
+                    != sys::Status::napi_ok
+                    || sys::napi_create_reference(env, ab, 0, &mut weak) != sys::Status::napi_ok
+                {
+                    return None;
+                }
+            }
+            *a = Arena { weak, data: data.cast(), used: 0 };
+        }
+        let off = a.used;
+        // SAFETY: `ab` is alive (a handle of this scope) and not detached, so its ARENA bytes at
+        // `data` are valid; `off + piece.len() <= ARENA` (checked above), and the source is a
+        // Rust slice, which cannot overlap V8's memory.
+        unsafe { ptr::copy_nonoverlapping(piece.as_ptr(), a.data.add(off), piece.len()) };
+        a.used += piece.len();
+        Some((ab, off))
     }
 
     /// Creates the queue and its threadsafe function around `callback` (called with one Buffer).
@@ -192,6 +275,7 @@ impl Queue {
                 tsfn: None,
                 blocked: Vec::new(),
             }),
+            arena: Mutex::new(Arena { weak: ptr::null_mut(), data: ptr::null_mut(), used: 0 }),
             inline: AtomicBool::new(false),
             queued: AtomicUsize::new(0),
         });
@@ -352,14 +436,36 @@ unsafe extern "C" fn call_js(
     }
     // SAFETY: as above: the JS thread, inside the handle scope N-API opened for this call.
     unsafe {
-        queue.deliver(env, |buf, blobs| {
+        queue.deliver(env, |buf, blobs, view| {
             let mut result = ptr::null_mut();
-            let args = [buf, blobs.unwrap_or(undefined)];
-            let argc = if blobs.is_some() { 2 } else { 1 };
+            let (args, argc) = args(env, buf, blobs, view, undefined);
             // An exception thrown by the callback is left pending; Node reports it as uncaught.
             sys::napi_call_function(env, undefined, js_cb, argc, args.as_ptr(), &mut result);
         })
     };
+}
+
+/// The JS callback's arguments for one piece: `(batch, own?)` for a Buffer of its own,
+/// `(arena, own | undefined, offset, length)` for a view into the arena (see `Arena`).
+///
+/// # Safety
+/// On the JS thread, inside a handle scope of `env`.
+pub(crate) unsafe fn args(
+    env: sys::napi_env,
+    buf: sys::napi_value,
+    blobs: Option<sys::napi_value>,
+    view: Option<(u32, u32)>,
+    undefined: sys::napi_value,
+) -> ([sys::napi_value; 4], usize) {
+    let mut args = [buf, blobs.unwrap_or(undefined), undefined, undefined];
+    let Some((off, len)) = view else { return (args, if blobs.is_some() { 2 } else { 1 }) };
+    // SAFETY: per the contract; the out-pointers are elements of a local array. A failed
+    // conversion leaves `undefined`, which JS reads as a Buffer of its own: never, for a u32.
+    unsafe {
+        sys::napi_create_uint32(env, off, &mut args[2]);
+        sys::napi_create_uint32(env, len, &mut args[3]);
+    }
+    (args, 4)
 }
 
 unsafe extern "C" fn finalize(_env: sys::napi_env, _data: *mut c_void, hint: *mut c_void) {

@@ -171,7 +171,11 @@ export interface NativeResolver {
 
 export interface NativeBinding {
   NativeResolver: new (onResults: (batch: Buffer) => void) => NativeResolver;
-  NativeEngine: new (onEvents: (batch: Buffer, own?: Buffer[]) => void, workers?: number, inline?: boolean) => NativeEngine;
+  NativeEngine: new (
+    onEvents: (batch: Buffer | ArrayBuffer, own?: Buffer[], offset?: number, length?: number) => void,
+    workers?: number,
+    inline?: boolean,
+  ) => NativeEngine;
   NativeConnCap: new (limit: number) => NativeConnCap;
   /** Null when the body passes as it is; throws (code DECODE_TOO_MANY_CODINGS) on a hostile list. */
   createDecoder(contentEncoding: string, maxSize: number, lenient: boolean): NativeDecoder | null;

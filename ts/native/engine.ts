@@ -43,10 +43,13 @@ function entry(kind: EngineKind): Entry {
   if (e === undefined) {
     const workers = engineThreads();
     const bridges = new Map<number, BridgeSink>();
-    const onEvents = (batch: Buffer, own?: Buffer[]): void => {
+    // A small batch comes as a view into the binding's arena (an ArrayBuffer later batches fill
+    // further: src/queue.rs, `Arena`), a larger one as a Buffer of its own.
+    const onEvents = (batch: Buffer | ArrayBuffer, own?: Buffer[], offset?: number, length?: number): void => {
       delivering = self;
       try {
-        decodeBatch(batch, own, requests, pools, bridges);
+        const b = offset === undefined ? (batch as Buffer) : Buffer.from(batch as ArrayBuffer, offset, length);
+        decodeBatch(b, own, requests, pools, bridges);
       } finally {
         delivering = null;
       }
