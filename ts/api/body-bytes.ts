@@ -20,22 +20,32 @@ export function decodeText(chunks: Buffer[], length: number, encoding: BufferEnc
  * `.buffer` will be handed out, so make it a separate ArrayBuffer of exactly `length` bytes.
  */
 export function concatBytes(chunks: Buffer[], length: number, ownBuffer = false): Uint8Array {
+  if (ownBuffer) return new Uint8Array(concatArrayBuffer(chunks, length));
   // Every byte is written below, so a large result skips the zero fill (allocUnsafeSlow's memory
-  // is its own ArrayBuffer, never the Buffer pool). A small one asked for its buffer starts with
-  // one, rather than V8 moving an on-heap array out later.
-  const out =
-    length > 1024
-      ? new Uint8Array(Buffer.allocUnsafeSlow(length).buffer, 0, length)
-      : ownBuffer
-        ? new Uint8Array(new ArrayBuffer(length))
-        : new Uint8Array(length);
+  // is its own ArrayBuffer, never the Buffer pool).
+  const out = length > 1024 ? new Uint8Array(Buffer.allocUnsafeSlow(length).buffer, 0, length) : new Uint8Array(length);
+  copyChunks(chunks, out);
+  return out;
+}
+
+/**
+ * The chunks copied into an ArrayBuffer of exactly `length` bytes, handed back as it is: reading
+ * `.buffer` of a typed array is a call into V8's runtime. A small one starts as an ArrayBuffer
+ * rather than an on-heap array V8 would move out when asked for its buffer.
+ */
+export function concatArrayBuffer(chunks: Buffer[], length: number): ArrayBuffer {
+  const buffer = length > 1024 ? Buffer.allocUnsafeSlow(length).buffer : new ArrayBuffer(length);
+  copyChunks(chunks, new Uint8Array(buffer, 0, length));
+  return buffer as ArrayBuffer;
+}
+
+function copyChunks(chunks: Buffer[], out: Uint8Array): void {
   let offset = 0;
   for (let i = 0; i < chunks.length; i++) {
     const chunk = chunks[i]!;
     out.set(chunk, offset);
     offset += chunk.length;
   }
-  return out;
 }
 
 /** A pushed chunk as a Buffer: strings encoded, other byte views wrapped without a copy. */

@@ -3,7 +3,7 @@
 import { Blob } from 'node:buffer';
 import { RequestAbortedError } from '../core/errors.js';
 import { promiseInto } from '../core/promise-into.js';
-import { concatBytes, decodeText } from './body-bytes.js';
+import { concatArrayBuffer, concatBytes, decodeText } from './body-bytes.js';
 
 export type ConsumeKind = 'text' | 'json' | 'bytes' | 'arrayBuffer' | 'blob' | 'dump';
 
@@ -52,7 +52,7 @@ export function settleConsumer(
         value = whole !== null ? new Uint8Array(whole) : concatBytes(chunks, length);
         break;
       case 'arrayBuffer':
-        value = whole ?? concatBytes(chunks, length, true).buffer;
+        value = whole ?? concatArrayBuffer(chunks, length);
         break;
       case 'blob':
         value = new Blob(chunks, { type: contentType });

@@ -544,8 +544,11 @@ export class BodyReadable extends Readable {
   #wholeBuffer(chunks: Buffer[]): ArrayBuffer | null {
     if (chunks.length !== 1 || !this.#exclusive || this.#attached || this.#flowing) return null;
     const chunk = chunks[0]!;
+    // The offset first: a chunk that is a view into an event batch (a small body) is told apart
+    // without `.buffer`, a call into V8's runtime.
+    if (chunk.byteOffset !== 0) return null;
     const buffer = chunk.buffer;
-    if (chunk.byteOffset !== 0 || chunk.byteLength !== buffer.byteLength || !(buffer instanceof ArrayBuffer)) return null;
+    if (chunk.byteLength !== buffer.byteLength || !(buffer instanceof ArrayBuffer)) return null;
     return buffer;
   }
 
