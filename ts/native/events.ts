@@ -224,6 +224,11 @@ export function decodeBatch(
   bridges?: Map<number, BridgeSink>,
 ): void {
   const b = batch as Batch;
+  // Kept and put back: a listener could make another batch be decoded inside this one.
+  const outerMemory = batchMemory;
+  const outerOffset = batchOffset;
+  batchMemory = b.buffer;
+  batchOffset = b.byteOffset;
   let next = 0;
   for (const f = frames(b); f.next(); ) {
     try {
@@ -243,7 +248,14 @@ export function decodeBatch(
       });
     }
   }
+  batchMemory = outerMemory;
+  batchOffset = outerOffset;
 }
+
+// The batch's memory, read once per batch: a body chunk is a view of it made with these, where
+// subarray() would ask for `.buffer` (a call into V8's runtime) for every chunk.
+let batchMemory: ArrayBufferLike = new ArrayBuffer(0);
+let batchOffset = 0;
 
 /** Hands one event to the request, pool or bridged socket it belongs to. */
 function deliver(
@@ -257,7 +269,7 @@ function deliver(
   bridges?: Map<number, BridgeSink>,
 ): void {
   if (kind === DATA) {
-    requests.get(id)?.onEngineData(b.subarray(start, end));
+    requests.get(id)?.onEngineData(Buffer.from(batchMemory, batchOffset + start, end - start));
   } else if (kind === WS_BINARY) {
     requests.get(id)?.onWsMessage?.(b.subarray(start, end));
   } else if (kind === WS_TEXT) {
