@@ -1,6 +1,9 @@
 // Turning a body's chunks into what the body mixins return: one decode, at most one copy; and a
 // pushed chunk into the Buffer the body keeps.
 
+// Imported, not the global: Node's global `Buffer` is an accessor, read on every use.
+import { Buffer } from 'node:buffer';
+
 /** UTF-8 decode per the fetch spec (a leading BOM is dropped), or the encoding set on the stream. */
 export function decodeText(chunks: Buffer[], length: number, encoding: BufferEncoding | null): string {
   if (length === 0) return '';

@@ -3,6 +3,9 @@
 // timeout value rather than one per request: requests watched with the same timeout fall due in
 // the order they were watched, so each lane's timer only ever waits for its oldest entry.
 
+// Imported, not the global: Node's global `performance` is an accessor, read on every use.
+import { performance } from 'node:perf_hooks';
+
 /**
  * A request whose body is watched; told once when its deadline passes. The `unconsumed*` fields
  * are this module's: a lane is a list linked through its watchers, so watching and unwatching

@@ -3,6 +3,8 @@
 // once, as strings: byte strings, each byte one code point (latin1), as undici hands them out
 // (DESIGN §5). The kinds of every batch the engine sends (engine and WebSocket events, DNS
 // results) are numbered here, in one space.
+// Imported, not the global: Node's global `Buffer` is an accessor, read on every use.
+import { Buffer } from 'node:buffer';
 import type { IncomingHeaders } from '../core/types.js';
 import { binding } from './binding.js';
 import { ErrorCode } from './error-codes.js';
