@@ -31,15 +31,18 @@ export interface UnconsumedLane {
 }
 
 const lanes = new Map<number, UnconsumedLane>();
+let lastLane: UnconsumedLane | null = null;
 
 /** Starts `ms` (> 0) for `watcher`. */
 export function watchUnconsumed(watcher: UnconsumedWatcher, ms: number): void {
   if (watcher.unconsumedLane !== null) unwatchUnconsumed(watcher);
-  let lane = lanes.get(ms);
+  // Nearly every request has its dispatcher's timeout: the last lane used, before the map.
+  let lane = lastLane !== null && lastLane.ms === ms ? lastLane : lanes.get(ms);
   if (lane === undefined) {
     lane = { ms, head: null, tail: null, timer: null };
     lanes.set(ms, lane);
   }
+  lastLane = lane;
   watcher.unconsumedDue = performance.now() + ms;
   watcher.unconsumedLane = lane;
   watcher.unconsumedPrev = lane.tail;
@@ -84,4 +87,5 @@ function expire(lane: UnconsumedLane): void {
   }
   // Empty: drop the lane so a timeout used once does not stay in the map.
   lanes.delete(lane.ms);
+  if (lastLane === lane) lastLane = null;
 }
