@@ -47,7 +47,14 @@ impl DriverCtx {
         self.polls.load(Ordering::Relaxed)
     }
     pub(crate) fn defer_wakes(&self, wakers: Vec<Waker>) {
-        self.deferred.lock().extend(wakers);
+        let mut d = self.deferred.lock();
+        // Usually empty (the tick took the last ones): keep the caller's vector rather than
+        // allocate another to copy it into, once per serial exchange.
+        if d.is_empty() {
+            *d = wakers;
+        } else {
+            d.extend(wakers);
+        }
     }
     /// True while wakes wait for the next tick.
     pub fn has_deferred(&self) -> bool {
