@@ -24,7 +24,9 @@ let native: NativeResolver | null = null;
 let nextId = 1;
 
 /** Hands each result of a batch (DNS_ADDRESSES / DNS_ERROR frames) to its caller. */
-function onResults(batch: Buffer): void {
+function onResults(arena: Buffer | ArrayBuffer, _own?: Buffer[], offset?: number, length?: number): void {
+  // A small batch comes as a view into the binding's arena (src/queue.rs), as engine events do.
+  const batch = offset === undefined ? (arena as Buffer) : Buffer.from(arena as ArrayBuffer, offset, length);
   for (const f = frames(batch); f.next(); ) {
     const entry = pending.get(f.id);
     if (entry === undefined || (f.kind !== DNS_ADDRESSES && f.kind !== DNS_ERROR)) continue;
