@@ -4,6 +4,7 @@
 // routed through, and keeps the process alive exactly while requests are in flight.
 import { binding, type NativeEngine, type NativePool, type PoolConfig } from './binding.js';
 import { decodeBatch, type BridgeSink, type PoolSink, type RequestSink } from './events.js';
+import { deliveredBatch } from './frames.js';
 import { RequestTable } from './request-table.js';
 import { forgetObservation } from '../core/diagnostics.js';
 import { libDebug } from '../core/debug.js';
@@ -43,13 +44,10 @@ function entry(kind: EngineKind): Entry {
   if (e === undefined) {
     const workers = engineThreads();
     const bridges = new Map<number, BridgeSink>();
-    // A small batch comes as a view into the binding's arena (an ArrayBuffer later batches fill
-    // further: src/queue.rs, `Arena`), a larger one as a Buffer of its own.
     const onEvents = (batch: Buffer | ArrayBuffer, own?: Buffer[], offset?: number, length?: number): void => {
       delivering = self;
       try {
-        const b = offset === undefined ? (batch as Buffer) : Buffer.from(batch as ArrayBuffer, offset, length);
-        decodeBatch(b, own, requests, pools, bridges);
+        decodeBatch(deliveredBatch(batch, offset, length), own, requests, pools, bridges);
       } finally {
         delivering = null;
       }

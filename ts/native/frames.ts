@@ -1,6 +1,7 @@
 // The one reader of the framing every batch from the engine uses (crates/engine/src/events.rs):
 // engine events, DNS results and WebSocket codec events are each a run of frames
 // `kind u8 | id u32 LE | len u32 LE | payload[len]`. Payload fields are read by their own decoders.
+import { Buffer } from 'node:buffer';
 
 /** Bytes of a frame's header (the engine's `events::HEADER`). */
 export const HEADER = 9;
@@ -43,4 +44,12 @@ class Frames {
 /** The frames of `batch`: `for (const f = frames(batch); f.next(); ) …`. */
 export function frames(batch: Uint8Array): Frames {
   return new Frames(batch);
+}
+
+/**
+ * The batch the binding delivered: a Buffer of its own, or (`offset` given) a small batch's place
+ * in the binding's arena, an ArrayBuffer later batches fill further (src/queue.rs, `Arena`).
+ */
+export function deliveredBatch(data: Buffer | ArrayBuffer, offset?: number, length?: number): Buffer {
+  return offset === undefined ? (data as Buffer) : Buffer.from(data as ArrayBuffer, offset, length);
 }

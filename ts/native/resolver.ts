@@ -3,7 +3,7 @@
 // The process is kept alive only while lookups are pending.
 import { binding, type NativeResolver } from './binding.js';
 import { DNS_ADDRESSES, DNS_ERROR } from './events.js';
-import { frames } from './frames.js';
+import { deliveredBatch, frames } from './frames.js';
 
 export interface ResolvedAddress {
   address: string;
@@ -25,8 +25,7 @@ let nextId = 1;
 
 /** Hands each result of a batch (DNS_ADDRESSES / DNS_ERROR frames) to its caller. */
 function onResults(arena: Buffer | ArrayBuffer, _own?: Buffer[], offset?: number, length?: number): void {
-  // A small batch comes as a view into the binding's arena (src/queue.rs), as engine events do.
-  const batch = offset === undefined ? (arena as Buffer) : Buffer.from(arena as ArrayBuffer, offset, length);
+  const batch = deliveredBatch(arena, offset, length);
   for (const f = frames(batch); f.next(); ) {
     const entry = pending.get(f.id);
     if (entry === undefined || (f.kind !== DNS_ADDRESSES && f.kind !== DNS_ERROR)) continue;
