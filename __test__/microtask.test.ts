@@ -47,4 +47,19 @@ describe('microtask()', () => {
     await new Promise((resolve) => setImmediate(resolve));
     expect(order).toEqual(Array.from({ length: 300 }, (_, i) => i));
   });
+
+  it('runs a burst of thousands in order, and stays in order once its queue was emptied and reused', async () => {
+    const order: number[] = [];
+    const log = (n: number): void => {
+      order.push(n);
+    };
+    // Past the slots the queue keeps when emptied (core/microtask.ts), then small turns reusing slot 0.
+    for (let i = 0; i < 3000; i++) microtask(log, i);
+    await new Promise((resolve) => setImmediate(resolve));
+    for (let turn = 0; turn < 3; turn++) {
+      for (let i = 0; i < 5; i++) microtask(log, 3000 + turn * 5 + i);
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    expect(order).toEqual(Array.from({ length: 3015 }, (_, i) => i));
+  });
 });

@@ -6,7 +6,9 @@
 // (AsyncLocalStorage) of the caller.
 //
 // Callbacks and their argument wait in a FIFO beside the queue, so none needs a closure: each
-// reaction runs the oldest, and reactions run in the order they were queued.
+// reaction runs the oldest, and reactions run in the order they were queued. The FIFO's arrays are
+// reused from slot 0 once emptied rather than truncated: setting an array's length is a call into
+// V8's runtime, and one or two microtasks run per request.
 
 type Task = (arg: never) => void;
 
@@ -14,17 +16,22 @@ const settled = Promise.resolve();
 const tasks: (Task | undefined)[] = [];
 const args: unknown[] = [];
 let head = 0;
+let tail = 0;
+/** Past this many slots, an emptied FIFO gives its arrays' memory back. */
+const KEEP_SLOTS = 1024;
 
 function runOldest(): void {
   const task = tasks[head]!;
   const arg = args[head];
   tasks[head] = undefined;
   args[head] = undefined;
-  if (++head === tasks.length) {
-    // Every queued callback has run: start over rather than let the arrays grow.
-    tasks.length = 0;
-    args.length = 0;
-    head = 0;
+  if (++head === tail) {
+    // Every queued callback has run: start over at slot 0.
+    head = tail = 0;
+    if (tasks.length > KEEP_SLOTS) {
+      tasks.length = 0;
+      args.length = 0;
+    }
   }
   try {
     (task as (arg: unknown) => void)(arg);
@@ -39,7 +46,8 @@ function runOldest(): void {
 
 /** Calls `task(arg)` from the microtask queue, where `queueMicrotask` would. */
 export function microtask<T>(task: (arg: T) => void, arg: T): void {
-  tasks.push(task as Task);
-  args.push(arg);
+  tasks[tail] = task as Task;
+  args[tail] = arg;
+  tail++;
   void settled.then(runOldest);
 }
