@@ -78,7 +78,7 @@ impl Inline {
                     // the runtime runs its queue dry, then polls the reactor and the timers with
                     // a zero timeout before it resumes this future.
                     let (woken, before) = (ctx.has_pending(), ctx.polls());
-                    tokio::task::yield_now().await;
+                    yield_to_runtime().await;
                     reactor = false;
                     // Woken tasks are polled in the round that follows their wake; none was:
                     // the count is stale and must not turn into a busy loop.
@@ -110,6 +110,23 @@ impl Inline {
             rt.spawn(async {});
         }
     }
+}
+
+/// What `tokio::task::yield_now` does inside `block_on`, without tokio's deferred list (a vector
+/// `block_on` makes afresh, so one allocation per tick that yields): the future wakes itself at
+/// once. Inside the scheduler that wake only sets the runtime's woken flag; with its queue run dry,
+/// the runtime then polls the reactor and the timers with a zero timeout before it polls the
+/// future again, as after `yield_now`.
+fn yield_to_runtime() -> impl std::future::Future<Output = ()> {
+    let mut yielded = false;
+    std::future::poll_fn(move |cx| {
+        if yielded {
+            return std::task::Poll::Ready(());
+        }
+        yielded = true;
+        cx.waker().wake_by_ref();
+        std::task::Poll::Pending
+    })
 }
 
 impl Drop for Inline {
