@@ -171,8 +171,8 @@ impl Pool {
     /// requests, and starts new connections for the rest, up to the limit. Under the inline
     /// driver the caller ticks it next: the wakes wait for that tick (`Shared::wake_for_flush`).
     pub fn flush(self: &Arc<Self>) {
+        let mut wakers = self.shared.wake_list();
         let mut st = self.state.lock();
-        let mut wakers = Vec::new();
         let mut n = st.queue.len();
         while n > 0 {
             match st.waiting.pop() {

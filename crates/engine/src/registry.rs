@@ -90,6 +90,7 @@ impl Shared {
     /// outside a tick, the wakes wait for the tick JS runs right after its flush: a task woken
     /// there, inside the runtime, is queued locally, where a wake from outside also writes the
     /// runtime's eventfd and hands its next reactor poll one more event (two syscalls a flush).
+    /// `wakers` comes from `wake_list`; a deferred one goes back to the driver once emptied.
     pub(crate) fn wake_for_flush(&self, wakers: Vec<Waker>) {
         if let Some(ctx) = &self.driver {
             if task::current().is_none() {
@@ -100,6 +101,11 @@ impl Shared {
         for w in wakers {
             w.wake();
         }
+    }
+
+    /// An empty vector for `wake_for_flush`'s wakes (one the inline driver recycles, if any).
+    pub(crate) fn wake_list(&self) -> Vec<Waker> {
+        self.driver.as_ref().map_or_else(Vec::new, |ctx| ctx.wake_list())
     }
 
     /// Appends events for JS; the signal to JS is deferred to the flusher.

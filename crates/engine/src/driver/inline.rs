@@ -60,9 +60,7 @@ impl Inline {
             let (_current, _ticking) = (enter(ctx), local.ticking());
             rt.block_on(async {
                 // Woken here, inside the runtime, the tasks are queued without a reactor wake-up.
-                for w in ctx.take_deferred() {
-                    w.wake();
-                }
+                ctx.wake_deferred();
                 let mut reactor = reactor;
                 for _ in 0..MAX_ROUNDS {
                     // The set's tasks woken by JS, by each other or by the last reactor poll.

@@ -26,7 +26,7 @@ pub struct DriverCtx {
     /// says (a stale count must never turn into a busy loop).
     pub(crate) polls: AtomicU64,
     /// Wakes for work JS queued, held for the tick it runs next (`Shared::wake_for_flush`).
-    deferred: Mutex<Vec<Waker>>,
+    deferred: Mutex<Deferred>,
     /// Where engine tasks run (`spawn`); always set by `Inline::new`.
     pub(crate) local: Option<LocalExec>,
 }
@@ -46,22 +46,52 @@ impl DriverCtx {
     pub(crate) fn polls(&self) -> u64 {
         self.polls.load(Ordering::Relaxed)
     }
-    pub(crate) fn defer_wakes(&self, wakers: Vec<Waker>) {
+    /// An empty vector for a flush's wakes: the one the last tick emptied, so that a flush
+    /// allocates none (one `malloc` per serial exchange otherwise).
+    pub(crate) fn wake_list(&self) -> Vec<Waker> {
+        std::mem::take(&mut self.deferred.lock().spare)
+    }
+    pub(crate) fn defer_wakes(&self, mut wakers: Vec<Waker>) {
         let mut d = self.deferred.lock();
-        // Usually empty (the tick took the last ones): keep the caller's vector rather than
-        // allocate another to copy it into, once per serial exchange.
-        if d.is_empty() {
-            *d = wakers;
+        // Usually empty (the tick took the last ones): keep the caller's vector rather than copy
+        // it into another.
+        if d.wakes.is_empty() {
+            std::mem::swap(&mut d.wakes, &mut wakers);
         } else {
-            d.extend(wakers);
+            d.wakes.append(&mut wakers);
         }
+        d.keep(wakers);
     }
     /// True while wakes wait for the next tick.
     pub fn has_deferred(&self) -> bool {
-        !self.deferred.lock().is_empty()
+        !self.deferred.lock().wakes.is_empty()
     }
-    pub(crate) fn take_deferred(&self) -> Vec<Waker> {
-        std::mem::take(&mut *self.deferred.lock())
+    /// Runs the wakes JS's flushes left for this tick (outside the lock: a wake runs engine code).
+    pub(crate) fn wake_deferred(&self) {
+        let mut wakes = std::mem::take(&mut self.deferred.lock().wakes);
+        if wakes.capacity() == 0 {
+            return;
+        }
+        for w in wakes.drain(..) {
+            w.wake();
+        }
+        self.deferred.lock().keep(wakes);
+    }
+}
+
+/// See `DriverCtx::deferred`.
+#[derive(Default)]
+struct Deferred {
+    wakes: Vec<Waker>,
+    /// Emptied, kept for the next flush (`wake_list`).
+    spare: Vec<Waker>,
+}
+
+impl Deferred {
+    fn keep(&mut self, empty: Vec<Waker>) {
+        if empty.capacity() > self.spare.capacity() {
+            self.spare = empty;
+        }
     }
 }
 
