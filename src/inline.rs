@@ -379,13 +379,22 @@ unsafe extern "C" fn on_timer(h: *mut UvHandle) {
 /// handled in this callback, without another turn of the loop.
 fn run(s: &State) {
     let mut more = false;
+    // The deliveries' handle scope: opened for the first, closed when this callback returns.
+    let mut js = None;
     for _ in 0..MAX_ROUNDS {
         if s.closing.get() {
             return;
         }
         more = inline(s).tick(true);
         if !s.queue.is_empty() {
-            deliver(s);
+            if js.is_none() {
+                // SAFETY: a libuv callback on the JS thread, with no handle scope open yet.
+                js = unsafe { Js::open(s) };
+            }
+            // None: the environment is tearing down; the queue keeps the events.
+            if let Some(js) = &js {
+                deliver(s, js);
+            }
         } else if !more {
             break;
         }
@@ -425,48 +434,78 @@ fn arm(s: &State, more: bool) {
     }
 }
 
-/// Calls JS's `onEvents` with everything queued, from a loop callback.
-fn deliver(s: &State) {
-    let env = s.env;
-    let mut scope = ptr::null_mut();
-    // SAFETY: a libuv callback on the JS thread of `env`, which is live until the cleanup hook
-    // closes the handles (no callback runs after that). No handle scope is open here, so one is
-    // opened for the values below and closed on every path.
-    if unsafe { sys::napi_open_handle_scope(env, &mut scope) } != sys::Status::napi_ok {
-        return; // the environment is tearing down; the queue keeps the events
-    }
-    s.delivering.set(true);
-    // SAFETY: inside the scope just opened; `s.callback` is a strong reference made in `start`
-    // and deleted never, so it still holds the function; every out-pointer is a local.
-    unsafe {
-        let (mut cb, mut global, mut undefined) =
-            (ptr::null_mut(), ptr::null_mut(), ptr::null_mut());
-        let got = sys::napi_get_reference_value(env, s.callback, &mut cb) == sys::Status::napi_ok
-            && sys::napi_get_global(env, &mut global) == sys::Status::napi_ok
-            && sys::napi_get_undefined(env, &mut undefined) == sys::Status::napi_ok
-            && !cb.is_null();
-        if got {
-            s.queue.deliver(env, |batch, blobs, view| {
-                let mut result = ptr::null_mut();
-                let (args, argc) = crate::queue::args(env, batch, blobs, view, undefined);
-                let status = sys::napi_make_callback(
-                    env,
-                    s.async_ctx,
-                    global,
-                    cb,
-                    argc,
-                    args.as_ptr(),
-                    &mut result,
-                );
-                if status == sys::Status::napi_pending_exception {
-                    // Nothing up the stack can catch it: report it as Node reports uncaught errors.
-                    let mut err = ptr::null_mut();
-                    sys::napi_get_and_clear_last_exception(env, &mut err);
-                    sys::napi_fatal_exception(env, err);
-                }
-            });
+/// What one loop callback's deliveries share: a handle scope (N-API allocates one per open) and
+/// the values each call takes. Its drop closes the scope.
+struct Js {
+    env: sys::napi_env,
+    scope: sys::napi_handle_scope,
+    cb: sys::napi_value,
+    global: sys::napi_value,
+    undefined: sys::napi_value,
+}
+
+impl Js {
+    /// # Safety
+    /// A libuv callback on the JS thread of `s.env`, which is live until the cleanup hook closes
+    /// the handles (no callback runs after that), with no handle scope open.
+    unsafe fn open(s: &State) -> Option<Js> {
+        let env = s.env;
+        let mut js = Js {
+            env,
+            scope: ptr::null_mut(),
+            cb: ptr::null_mut(),
+            global: ptr::null_mut(),
+            undefined: ptr::null_mut(),
+        };
+        // SAFETY: per the contract; the values are made in the scope just opened, which `js`
+        // closes when dropped; `s.callback` is a strong reference `start` made and none deletes.
+        unsafe {
+            if sys::napi_open_handle_scope(env, &mut js.scope) != sys::Status::napi_ok {
+                return None;
+            }
+            let got = sys::napi_get_reference_value(env, s.callback, &mut js.cb)
+                == sys::Status::napi_ok
+                && sys::napi_get_global(env, &mut js.global) == sys::Status::napi_ok
+                && sys::napi_get_undefined(env, &mut js.undefined) == sys::Status::napi_ok
+                && !js.cb.is_null();
+            got.then_some(js)
         }
-        sys::napi_close_handle_scope(env, scope);
+    }
+}
+
+impl Drop for Js {
+    fn drop(&mut self) {
+        // SAFETY: the scope `open` opened, on the JS thread, closed once; scopes opened inside it
+        // (N-API's callback scopes) were closed before their calls returned.
+        unsafe { sys::napi_close_handle_scope(self.env, self.scope) };
+    }
+}
+
+/// Calls JS's `onEvents` with everything queued, from a loop callback.
+fn deliver(s: &State, js: &Js) {
+    let env = js.env;
+    s.delivering.set(true);
+    // SAFETY: inside `js`'s scope on the JS thread; every out-pointer is a local.
+    unsafe {
+        s.queue.deliver(env, |batch, blobs, view| {
+            let mut result = ptr::null_mut();
+            let (args, argc) = crate::queue::args(env, batch, blobs, view, js.undefined);
+            let status = sys::napi_make_callback(
+                env,
+                s.async_ctx,
+                js.global,
+                js.cb,
+                argc,
+                args.as_ptr(),
+                &mut result,
+            );
+            if status == sys::Status::napi_pending_exception {
+                // Nothing up the stack can catch it: report it as Node reports uncaught errors.
+                let mut err = ptr::null_mut();
+                sys::napi_get_and_clear_last_exception(env, &mut err);
+                sys::napi_fatal_exception(env, err);
+            }
+        });
     }
     s.delivering.set(false);
 }
