@@ -58,6 +58,25 @@ impl Inline {
         let mut stale = false;
         {
             let (_current, _ticking) = (enter(ctx), local.ticking());
+            if !reactor && !ctx.has_pending() {
+                // A tick from JS, with nothing woken on the runtime's scheduler: the set's tasks
+                // run inside the runtime's context (their sockets and timers need it) but outside
+                // `block_on`, whose scheduler and park such a tick does not use (entering and
+                // leaving them was most of its cost).
+                let _rt = rt.enter();
+                ctx.wake_deferred();
+                for _ in 0..MAX_ROUNDS {
+                    local.run();
+                    if !local.woken() {
+                        break;
+                    }
+                }
+                if !ctx.has_pending() {
+                    return local.woken();
+                }
+                // A task of the set woke or spawned one of the runtime's (HTTP/2 streams, quinn,
+                // connection attempts: `tracked`), which only `block_on` runs.
+            }
             rt.block_on(async {
                 // Woken here, inside the runtime, the tasks are queued without a reactor wake-up.
                 ctx.wake_deferred();
@@ -354,6 +373,29 @@ mod tests {
         assert!(!inline.tick(true));
         assert_eq!(polls.load(Ordering::SeqCst), 2);
         assert!(!inline.has_deferred());
+    }
+
+    #[test]
+    fn a_tick_from_js_runs_a_deferred_wake_of_a_task_on_the_runtimes_scheduler() {
+        // Such a wake, outside `block_on`, goes through the runtime's queue: the tick from JS,
+        // which otherwise runs the set without `block_on`, must still run the task.
+        let inline = Inline::new().unwrap();
+        let waker: Arc<Mutex<Option<std::task::Waker>>> = Arc::default();
+        let polls = Arc::new(AtomicUsize::new(0));
+        let (w, p) = (waker.clone(), polls.clone());
+        spawn(
+            &inline,
+            std::future::poll_fn(move |cx| {
+                p.fetch_add(1, Ordering::SeqCst);
+                *w.lock() = Some(cx.waker().clone());
+                std::task::Poll::<()>::Pending
+            }),
+        );
+        inline.tick(true);
+        assert_eq!(polls.load(Ordering::SeqCst), 1);
+        inline.ctx().defer_wakes(vec![waker.lock().take().unwrap()]);
+        assert!(!inline.tick(false));
+        assert_eq!(polls.load(Ordering::SeqCst), 2);
     }
 
     #[test]
