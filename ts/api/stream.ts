@@ -1,7 +1,7 @@
 // stream(): request() without the intermediate body stream — the response is written straight into
 // the Writable the caller's factory returns, and the result arrives once that Writable finishes.
 import { AsyncResource } from 'node:async_hooks';
-import { finished, type Writable } from 'node:stream';
+import type { Writable } from 'node:stream';
 import type { IncomingHttpHeaders } from 'node:http';
 import { InvalidArgumentError, InvalidReturnValueError, RequestAbortedError } from '../core/errors.js';
 import type {
@@ -16,6 +16,7 @@ import { ApiHandler, checkApiOptions, destroyRequestBody } from './api-handler.j
 import { responseHeaders } from './response-head.js';
 import type { RequestDispatcher } from './request.js';
 import { promiseInto } from '../core/promise-into.js';
+import { onWritableDone } from './writable-done.js';
 
 // A method type, so a callback typed for a specific opaque stays assignable (bivariant check).
 export type StreamCallback<TOpaque = null> = {
@@ -64,24 +65,34 @@ class StreamHandler extends ApiHandler implements DispatchHandler {
     this.factory = factory;
   }
 
-  /** Chunks that arrived while the Writable needed drain; written on its 'drain', in order. */
-  #queued: Buffer[] = [];
+  /**
+   * Chunks that arrived while the Writable needed drain; written on its 'drain', in order. Made,
+   * like the 'drain' listener, at the first pause: most responses never wait.
+   */
+  #queued: Buffer[] | null = null;
   /** The response ended while chunks were queued: end the Writable once they are written. */
   #endQueued = false;
 
-  readonly #onDrain = (): void => {
-    const res = this.res;
-    if (res === null) return;
+  /** Pauses the request until the Writable drains. */
+  #pause(controller: DispatchController, res: Writable): void {
+    controller.pause();
+    if (this.#queued !== null) return;
+    this.#queued = [];
+    res.on('drain', () => this.#onDrain(res));
+  }
+
+  #onDrain(res: Writable): void {
     if (res.destroyed) return;
-    while (this.#queued.length > 0 && !needsDrain(res)) res.write(this.#queued.shift()!);
-    if (this.#queued.length > 0) return;
+    const queued = this.#queued!;
+    while (queued.length > 0 && !needsDrain(res)) res.write(queued.shift()!);
+    if (queued.length > 0) return;
     if (this.#endQueued) {
       this.#endQueued = false;
       res.end();
       return;
     }
     this.controller?.resume();
-  };
+  }
 
   onResponseStart(controller: DispatchController, statusCode: number, headers: IncomingHeaders): void {
     if (this.done || this.res !== null) return;
@@ -105,8 +116,7 @@ class StreamHandler extends ApiHandler implements DispatchHandler {
       return;
     }
     this.res = res;
-    res.on('drain', this.#onDrain);
-    finished(res, { readable: false }, (err) => this.#onWritableDone(err ?? null));
+    onWritableDone(res, (err) => this.#onWritableDone(err));
   }
 
   onResponseData(controller: DispatchController, chunk: Buffer): void {
@@ -114,12 +124,13 @@ class StreamHandler extends ApiHandler implements DispatchHandler {
     // A Writable destroyed by its owner takes nothing more; its 'close' reports the outcome.
     if (res === null || this.done || res.destroyed) return;
     // Never write into a Writable that asked to drain (a chunk may still arrive after pause()).
-    if (this.#queued.length > 0 || needsDrain(res)) {
-      this.#queued.push(chunk);
-      controller.pause();
+    const queued = this.#queued;
+    if ((queued !== null && queued.length > 0) || needsDrain(res)) {
+      this.#pause(controller, res);
+      this.#queued!.push(chunk);
       return;
     }
-    if (res.write(chunk) === false) controller.pause();
+    if (res.write(chunk) === false) this.#pause(controller, res);
   }
 
   onResponseEnd(_controller: DispatchController, trailers: IncomingHeaders): void {
@@ -135,7 +146,7 @@ class StreamHandler extends ApiHandler implements DispatchHandler {
     const res = this.res;
     if (res === null) this.deliver(new RequestAbortedError('response ended before its headers were received'));
     else if (res.destroyed) return; // closed early by its owner: a premature close (#onWritableDone)
-    else if (this.#queued.length > 0) this.#endQueued = true;
+    else if (this.#queued !== null && this.#queued.length > 0) this.#endQueued = true;
     else res.end();
   }
 
