@@ -123,6 +123,26 @@ describe('stream()', () => {
     expect(drains).toBeGreaterThan(0);
   });
 
+  it('a Writable that already needs drain when the factory returns it gets the body only after its drain', async () => {
+    const srv = await serve((_req, res) => res.end('b'.repeat(64 * 1024)));
+    const client = track(new Client(srv.origin));
+    const out = sink({ delayMs: 1, highWaterMark: 16 });
+    let writesWhileFull = 0;
+    const write = out.write.bind(out);
+    const data = await client.stream({ path: '/', method: 'GET', opaque: 'full' }, () => {
+      // The factory's own first write fills the Writable before ferro sees it.
+      write(Buffer.from('prefix'.repeat(8)));
+      out.write = ((c: Buffer) => {
+        if (out.writableNeedDrain) writesWhileFull++;
+        return write(c);
+      }) as typeof out.write;
+      return out;
+    });
+    expect(data.opaque).toBe('full');
+    expect(writesWhileFull).toBe(0);
+    expect(out.text()).toBe('prefix'.repeat(8) + 'b'.repeat(64 * 1024));
+  });
+
   it('delivers 1xx responses to onInfo', async () => {
     const srv = await serve((_req, res) => {
       res.writeEarlyHints({ link: '</style.css>; rel=preload' });
