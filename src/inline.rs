@@ -374,18 +374,17 @@ unsafe extern "C" fn on_timer(h: *mut UvHandle) {
     run(s);
 }
 
-/// One loop callback: tick, hand the events to JS, repeat while work is left. Each tick runs what
-/// JS's handling of the last events queued, then polls the reactor: a response already back is
-/// handled in this callback, without another turn of the loop.
+/// One loop callback: tick, hand the events to JS, repeat while work is left, all in one
+/// `block_on` (`Inline::ticks`). Each tick runs what JS's handling of the last events queued, then
+/// polls the reactor: a response already back is handled in this callback, without another turn
+/// of the loop.
 fn run(s: &State) {
-    let mut more = false;
+    if s.closing.get() {
+        return;
+    }
     // The deliveries' handle scope: opened for the first, closed when this callback returns.
     let mut js = None;
-    for _ in 0..MAX_ROUNDS {
-        if s.closing.get() {
-            return;
-        }
-        more = inline(s).tick(true);
+    let more = inline(s).ticks(MAX_ROUNDS, |more| {
         if !s.queue.is_empty() {
             if js.is_none() {
                 // SAFETY: a libuv callback on the JS thread, with no handle scope open yet.
@@ -396,9 +395,10 @@ fn run(s: &State) {
                 deliver(s, js);
             }
         } else if !more {
-            break;
+            return false;
         }
-    }
+        !s.closing.get()
+    });
     if !s.closing.get() {
         // Events left by the last round, or a flush from JS during its delivery, need another turn.
         arm(s, more || !s.queue.is_empty() || inline(s).has_deferred());

@@ -92,14 +92,13 @@ impl Shared {
     /// runtime's eventfd and hands its next reactor poll one more event (two syscalls a flush).
     /// `wakers` comes from `wake_list`; a deferred one goes back to the driver once emptied.
     pub(crate) fn wake_for_flush(&self, wakers: Vec<Waker>) {
-        if let Some(ctx) = &self.driver {
-            if task::current().is_none() {
-                ctx.defer_wakes(wakers);
-                return;
+        match &self.driver {
+            Some(ctx) => ctx.wake_for_flush(wakers),
+            None => {
+                for w in wakers {
+                    w.wake();
+                }
             }
-        }
-        for w in wakers {
-            w.wake();
         }
     }
 

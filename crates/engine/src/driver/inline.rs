@@ -41,8 +41,36 @@ impl Inline {
     /// soon instead of waiting for the reactor, whose readiness for them was already consumed. A
     /// nested call (never expected) does nothing.
     pub fn tick(&self, reactor: bool) -> bool {
+        let mut more = false;
+        self.drive(reactor, 1, |m| {
+            more = m;
+            false
+        });
+        more
+    }
+
+    /// Ticks as `tick(true)` up to `rounds` times in one `block_on` (entering and leaving it
+    /// costs about a microsecond), calling `between` after each tick with what that tick returned;
+    /// the owner hands the tick's events to JS there, and returns false to stop. Returns true when
+    /// work is left over, as `tick` does, counting what `between` woke: a wake from inside the
+    /// runtime makes no reactor wake-up, so the owner must tick again for it.
+    pub fn ticks(&self, rounds: usize, mut between: impl FnMut(bool) -> bool) -> bool {
+        let mut left = false;
+        self.drive(true, rounds, |more| {
+            let ctx = &self.ctx;
+            let pending = ctx.pending.load(Ordering::Acquire);
+            let go = between(more);
+            left = more
+                || ctx.local.as_ref().is_some_and(|l| l.woken())
+                || ctx.pending.load(Ordering::Acquire) > pending;
+            go
+        });
+        left
+    }
+
+    fn drive(&self, reactor: bool, rounds: usize, mut between: impl FnMut(bool) -> bool) {
         if self.ticking.swap(true, Ordering::AcqRel) {
-            return false;
+            return;
         }
         // Cleared however the tick ends (a panic caught further up must not stop all ticks).
         struct Done<'a>(&'a AtomicBool);
@@ -52,60 +80,70 @@ impl Inline {
             }
         }
         let _done = Done(&self.ticking);
-        let Some(rt) = &self.rt else { return false };
+        let Some(rt) = &self.rt else { return };
+        let ctx = &self.ctx;
+        let local = ctx.local.as_ref().expect("made by Inline::new");
+        let (_current, _ticking) = (enter(ctx), local.ticking());
+        if !reactor && !ctx.has_pending() {
+            // A tick from JS, with nothing woken on the runtime's scheduler: the set's tasks run
+            // inside the runtime's context (their sockets and timers need it) but outside
+            // `block_on`, whose scheduler and park such a tick does not use (entering and leaving
+            // them was most of its cost).
+            let _rt = rt.enter();
+            ctx.wake_deferred();
+            for _ in 0..MAX_ROUNDS {
+                local.run();
+                if !local.woken() {
+                    break;
+                }
+            }
+            if !ctx.has_pending() {
+                between(local.woken());
+                return;
+            }
+            // A task of the set woke or spawned one of the runtime's (HTTP/2 streams, quinn,
+            // connection attempts: `tracked`), which only `block_on` runs.
+        }
+        rt.block_on(async {
+            for _ in 0..rounds {
+                if !between(self.round(reactor).await) {
+                    break;
+                }
+            }
+        });
+    }
+
+    /// One tick inside `block_on`; what `tick` returns.
+    async fn round(&self, reactor: bool) -> bool {
         let ctx = &self.ctx;
         let local = ctx.local.as_ref().expect("made by Inline::new");
         let mut stale = false;
-        {
-            let (_current, _ticking) = (enter(ctx), local.ticking());
+        // Woken here, inside the runtime, the tasks are queued without a reactor wake-up.
+        ctx.wake_deferred();
+        let mut reactor = reactor;
+        for _ in 0..MAX_ROUNDS {
+            // The set's tasks woken by JS, by each other or by the last reactor poll.
+            local.run();
             if !reactor && !ctx.has_pending() {
-                // A tick from JS, with nothing woken on the runtime's scheduler: the set's tasks
-                // run inside the runtime's context (their sockets and timers need it) but outside
-                // `block_on`, whose scheduler and park such a tick does not use (entering and
-                // leaving them was most of its cost).
-                let _rt = rt.enter();
-                ctx.wake_deferred();
-                for _ in 0..MAX_ROUNDS {
-                    local.run();
-                    if !local.woken() {
-                        break;
-                    }
+                if local.woken() {
+                    continue;
                 }
-                if !ctx.has_pending() {
-                    return local.woken();
-                }
-                // A task of the set woke or spawned one of the runtime's (HTTP/2 streams, quinn,
-                // connection attempts: `tracked`), which only `block_on` runs.
+                break;
             }
-            rt.block_on(async {
-                // Woken here, inside the runtime, the tasks are queued without a reactor wake-up.
-                ctx.wake_deferred();
-                let mut reactor = reactor;
-                for _ in 0..MAX_ROUNDS {
-                    // The set's tasks woken by JS, by each other or by the last reactor poll.
-                    local.run();
-                    if !reactor && !ctx.has_pending() {
-                        if local.woken() {
-                            continue;
-                        }
-                        break;
-                    }
-                    // Tasks on the runtime's scheduler (spawned from other threads, or by a task
-                    // of the set: `tracked`) and the reactor are only reached through a yield:
-                    // the runtime runs its queue dry, then polls the reactor and the timers with
-                    // a zero timeout before it resumes this future.
-                    let (woken, before) = (ctx.has_pending(), ctx.polls());
-                    yield_to_runtime().await;
-                    reactor = false;
-                    // Woken tasks are polled in the round that follows their wake; none was:
-                    // the count is stale and must not turn into a busy loop.
-                    if woken && ctx.polls() == before {
-                        stale = true;
-                        local.run();
-                        break;
-                    }
-                }
-            });
+            // Tasks on the runtime's scheduler (spawned from other threads, or by a task of the
+            // set: `tracked`) and the reactor are only reached through a yield: the runtime runs
+            // its queue dry, then polls the reactor and the timers with a zero timeout before it
+            // resumes this future.
+            let (woken, before) = (ctx.has_pending(), ctx.polls());
+            yield_to_runtime().await;
+            reactor = false;
+            // Woken tasks are polled in the round that follows their wake; none was: the count
+            // is stale and must not turn into a busy loop.
+            if woken && ctx.polls() == before {
+                stale = true;
+                local.run();
+                break;
+            }
         }
         (ctx.has_pending() && !stale) || local.woken()
     }
@@ -396,6 +434,59 @@ mod tests {
         inline.ctx().defer_wakes(vec![waker.lock().take().unwrap()]);
         assert!(!inline.tick(false));
         assert_eq!(polls.load(Ordering::SeqCst), 2);
+    }
+
+    /// A task that records its waker and counts its polls, never finishing.
+    fn parked() -> (
+        impl std::future::Future<Output = ()>,
+        Arc<Mutex<Option<std::task::Waker>>>,
+        Arc<AtomicUsize>,
+    ) {
+        let waker: Arc<Mutex<Option<std::task::Waker>>> = Arc::default();
+        let polls = Arc::new(AtomicUsize::new(0));
+        let (w, p) = (waker.clone(), polls.clone());
+        let fut = std::future::poll_fn(move |cx| {
+            p.fetch_add(1, Ordering::SeqCst);
+            *w.lock() = Some(cx.waker().clone());
+            std::task::Poll::<()>::Pending
+        });
+        (fut, waker, polls)
+    }
+
+    #[test]
+    fn ticks_run_what_the_owner_woke_between_them_and_report_a_wake_after_the_last() {
+        // The owner hands each tick's events to JS between the ticks, inside the runtime, where a
+        // wake makes no reactor wake-up: the next tick must run it, and after the last one the
+        // owner must hear that work is left.
+        for on_runtime in [false, true] {
+            let inline = Inline::new().unwrap();
+            let (fut, waker, polls) = parked();
+            if on_runtime {
+                spawn(&inline, fut);
+            } else {
+                drop(spawn_local(&inline, fut));
+            }
+            inline.tick(true);
+            assert_eq!(polls.load(Ordering::SeqCst), 1);
+            let wake = || waker.lock().take().unwrap().wake();
+            let mut round = 0;
+            let left = inline.ticks(2, |_| {
+                round += 1;
+                if round == 1 {
+                    wake();
+                }
+                true
+            });
+            assert_eq!(polls.load(Ordering::SeqCst), 2, "run by the second tick");
+            assert!(!left);
+            assert!(inline.ticks(1, |_| {
+                wake();
+                true
+            }));
+            assert_eq!(polls.load(Ordering::SeqCst), 2);
+            inline.tick(true);
+            assert_eq!(polls.load(Ordering::SeqCst), 3);
+        }
     }
 
     #[test]

@@ -51,6 +51,18 @@ impl DriverCtx {
     pub(crate) fn wake_list(&self) -> Vec<Waker> {
         std::mem::take(&mut self.deferred.lock().spare)
     }
+    /// A flush's wakes (`Shared::wake_for_flush`): held for the next tick outside one, run at once
+    /// inside one (JS handling the events of a loop callback's tick). The vector is kept either way.
+    pub(crate) fn wake_for_flush(&self, mut wakers: Vec<Waker>) {
+        if current().is_none() {
+            self.defer_wakes(wakers);
+            return;
+        }
+        for w in wakers.drain(..) {
+            w.wake();
+        }
+        self.deferred.lock().keep(wakers);
+    }
     pub(crate) fn defer_wakes(&self, mut wakers: Vec<Waker>) {
         let mut d = self.deferred.lock();
         // Usually empty (the tick took the last ones): keep the caller's vector rather than copy
