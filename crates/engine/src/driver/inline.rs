@@ -390,50 +390,24 @@ mod tests {
 
     #[test]
     fn a_deferred_wake_is_run_by_the_next_tick() {
-        let inline = Inline::new().unwrap();
-        let waker: Arc<Mutex<Option<std::task::Waker>>> = Arc::default();
-        let polls = Arc::new(AtomicUsize::new(0));
-        let (w, p) = (waker.clone(), polls.clone());
-        spawn(
-            &inline,
-            std::future::poll_fn(move |cx| {
-                p.fetch_add(1, Ordering::SeqCst);
-                *w.lock() = Some(cx.waker().clone());
-                std::task::Poll::<()>::Pending
-            }),
-        );
-        inline.tick(true);
-        assert_eq!(polls.load(Ordering::SeqCst), 1);
-        // As Pool::flush does from JS, outside a tick: the wake waits, and the owner knows to tick.
-        inline.ctx().defer_wakes(vec![waker.lock().take().unwrap()]);
-        assert!(inline.has_deferred());
-        assert_eq!(polls.load(Ordering::SeqCst), 1, "nothing runs before the tick");
-        assert!(!inline.tick(true));
-        assert_eq!(polls.load(Ordering::SeqCst), 2);
-        assert!(!inline.has_deferred());
-    }
-
-    #[test]
-    fn a_tick_from_js_runs_a_deferred_wake_of_a_task_on_the_runtimes_scheduler() {
-        // Such a wake, outside `block_on`, goes through the runtime's queue: the tick from JS,
-        // which otherwise runs the set without `block_on`, must still run the task.
-        let inline = Inline::new().unwrap();
-        let waker: Arc<Mutex<Option<std::task::Waker>>> = Arc::default();
-        let polls = Arc::new(AtomicUsize::new(0));
-        let (w, p) = (waker.clone(), polls.clone());
-        spawn(
-            &inline,
-            std::future::poll_fn(move |cx| {
-                p.fetch_add(1, Ordering::SeqCst);
-                *w.lock() = Some(cx.waker().clone());
-                std::task::Poll::<()>::Pending
-            }),
-        );
-        inline.tick(true);
-        assert_eq!(polls.load(Ordering::SeqCst), 1);
-        inline.ctx().defer_wakes(vec![waker.lock().take().unwrap()]);
-        assert!(!inline.tick(false));
-        assert_eq!(polls.load(Ordering::SeqCst), 2);
+        // Also by a tick from JS, which runs the set without `block_on` unless, as here, the wake
+        // is of a task on the runtime's scheduler: outside `block_on` it goes through the
+        // runtime's queue, and only `block_on` runs that.
+        for reactor in [true, false] {
+            let inline = Inline::new().unwrap();
+            let (fut, waker, polls) = parked();
+            spawn(&inline, fut);
+            inline.tick(true);
+            assert_eq!(polls.load(Ordering::SeqCst), 1);
+            // As Pool::flush does from JS, outside a tick: the wake waits, and the owner knows
+            // to tick.
+            inline.ctx().defer_wakes(vec![waker.lock().take().unwrap()]);
+            assert!(inline.has_deferred());
+            assert_eq!(polls.load(Ordering::SeqCst), 1, "nothing runs before the tick");
+            assert!(!inline.tick(reactor));
+            assert_eq!(polls.load(Ordering::SeqCst), 2);
+            assert!(!inline.has_deferred());
+        }
     }
 
     /// A task that records its waker and counts its polls, never finishing.
