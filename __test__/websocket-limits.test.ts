@@ -131,46 +131,85 @@ describe('WebSocket: a server that floods pings and never reads', () => {
   });
 });
 
+/**
+ * Resolves once `ws` has answered no ping for two checks `quietMs` apart (the checks run on the
+ * event loop that delivers the pings, so a starved loop delays both alike). A client whose pongs
+ * fill its write queue stops reading: there is no event for that, only pings that stop coming.
+ */
+function stopsAnswering(ws: WebSocket, quietMs: number): Promise<number> {
+  let answered = 0;
+  ws.addEventListener('ping', () => answered++);
+  return new Promise((resolve) => {
+    let seen = -1;
+    let quiet = 0;
+    const check = (): void => {
+      quiet = answered > 0 && answered === seen ? quiet + 1 : 0;
+      seen = answered;
+      if (quiet === 2) resolve(answered);
+      else setTimeout(check, quietMs);
+    };
+    check();
+  });
+}
+
+/**
+ * A connection the stall rule must fail after `ms`: its server floods pings and never reads.
+ * Resolves once it has, with the failure's message: the engine's stall timers of `ms` armed
+ * before this one's have had their turn too.
+ */
+async function stalledWitness(ms: number): Promise<string> {
+  const url = await rawServer((s) => void floodPings(s, 64 * 1024 * 1024, new Promise(() => {})));
+  const { error } = await ending(socket(url, { stalledWriteTimeout: ms }));
+  return error!.message;
+}
+
 describe('WebSocket: a server that reads late', () => {
   it('is not failed: reading resumes when the queue drains, and every ping is answered', async () => {
-    // The server reads nothing until its own writes block (the client has stopped reading), then
-    // reads on: the stall rule must see the queue move and leave the connection alone.
+    // The server reads nothing until the client has stopped reading (its pongs fill its write
+    // queue and the stall rule is armed), then reads on: the rule must let the connection be.
+    // The rule's window bounds how late the server's reads may come, so it is seconds: under
+    // load the event loop here went up to 0.6 s without a turn, and with a 200 ms window the
+    // rule failed a third of the runs at load 6-10 on 2 cores.
     const TOTAL = 32 * 1024 * 1024;
     const pingCount = Math.ceil(TOTAL / PINGS.length) * (PINGS.length / PING.length);
-    let pongs = 0;
-    let allAnswered!: () => void;
-    const answered = new Promise<void>((r) => (allAnswered = r));
+    let server!: Socket;
+    let opened!: () => void;
+    const open = new Promise<void>((r) => (opened = r));
     const url = await rawServer((s) => {
+      server = s;
       let sent = 0;
-      let reading = false;
-      let tail = 0;
       const pump = (): void => {
         while (sent < TOTAL) {
           sent += PINGS.length;
-          if (!s.write(PINGS)) {
-            if (!reading) {
-              reading = true;
-              s.on('data', (chunk: Buffer) => {
-                // Pongs are masked frames of PONG_SIZE bytes: count them by length.
-                tail += chunk.length;
-                pongs += Math.floor(tail / PONG_SIZE);
-                tail %= PONG_SIZE;
-                if (pongs === pingCount) allAnswered();
-              });
-              s.resume();
-            }
-            return void s.once('drain', pump);
-          }
+          if (!s.write(PINGS)) return void s.once('drain', pump);
         }
         s.write(frame(1, 'done'));
       };
       pump();
+      opened();
     });
-    const ws = socket(url, { stalledWriteTimeout: 200 });
+    const ws = socket(url, { stalledWriteTimeout: 5_000 });
     let errors = 0;
     ws.addEventListener('error', () => errors++);
+    const ended = Promise.race([once(ws, 'message'), once(ws, 'close')]);
+    const stopped = stopsAnswering(ws, 100);
+    await open;
+    // The client answered more pings than its queue holds replies for, and stopped reading.
+    expect((await stopped) * PONG_SIZE).toBeGreaterThan(16 * 1024);
+    let pongs = 0;
+    let tail = 0;
+    let allAnswered!: () => void;
+    const answered = new Promise<void>((r) => (allAnswered = r));
+    server.on('data', (chunk: Buffer) => {
+      // Pongs are masked frames of PONG_SIZE bytes: count them by length.
+      tail += chunk.length;
+      pongs += Math.floor(tail / PONG_SIZE);
+      tail %= PONG_SIZE;
+      if (pongs === pingCount) allAnswered();
+    });
+    server.resume();
     // Failing the connection (the bug) ends the wait too, instead of leaving it to the test timeout.
-    const [event] = await Promise.race([once(ws, 'message'), once(ws, 'close')]);
+    const [event] = await ended;
     expect(errors).toBe(0);
     expect((event as MessageEvent).data).toBe('done');
     expect(ws.readyState).toBe(WebSocket.OPEN);
@@ -185,20 +224,11 @@ describe('WebSocket: a large upload to a server that reads late', () => {
     // the application's backpressure to handle (bufferedAmount), not a server refusing to read.
     const SIZE = 32 * 1024 * 1024;
     const STALL_MS = 100;
+    let server!: Socket;
     const url = await rawServer((s) => {
-      s.once('readable', () => {
-        // The upload has started: ask for a pong, then read nothing for a while.
-        s.write(frame(9, Buffer.alloc(0)));
-        setTimeout(() => {
-          let got = 0;
-          s.on('data', (chunk: Buffer) => {
-            got += chunk.length;
-            // The message (14-byte header) and the 6-byte pong.
-            if (got === 14 + SIZE + 6) s.write(frame(1, 'done'));
-          });
-          s.resume();
-        }, 4 * STALL_MS);
-      });
+      server = s;
+      // The upload has started: ask for a pong. Nothing is read until the test says so.
+      s.once('readable', () => s.write(frame(9, Buffer.alloc(0))));
     });
     const ws = socket(url, { stalledWriteTimeout: STALL_MS });
     let errors = 0;
@@ -206,7 +236,21 @@ describe('WebSocket: a large upload to a server that reads late', () => {
     await once(ws, 'open');
     ws.send(new Uint8Array(SIZE));
     // Failing the connection (the bug) ends the wait too, instead of leaving it to the test timeout.
-    const [event] = await Promise.race([once(ws, 'message'), once(ws, 'close')]);
+    const ended = Promise.race([once(ws, 'message'), once(ws, 'close')]);
+    await Promise.race([once(ws, 'ping'), ended]);
+    // The pong waits behind the message, which has not gone out.
+    expect(ws.bufferedAmount).toBe(SIZE);
+    // Read nothing until the stall rule has failed a connection armed after this one's pong.
+    expect(await stalledWitness(STALL_MS)).toMatch(/\(1008\)/);
+    expect(ws.bufferedAmount).toBe(SIZE);
+    let got = 0;
+    server.on('data', (chunk: Buffer) => {
+      got += chunk.length;
+      // The message (14-byte header) and the 6-byte pong.
+      if (got === 14 + SIZE + 6) server.write(frame(1, 'done'));
+    });
+    server.resume();
+    const [event] = await ended;
     expect(errors).toBe(0);
     expect((event as MessageEvent).data).toBe('done');
   });
