@@ -382,7 +382,9 @@ fn run(s: &State) {
     if s.closing.get() {
         return;
     }
-    // The deliveries' handle scope: opened for the first, closed when this callback returns.
+    // The deliveries' handle scope: opened for the first, closed when this callback returns, or
+    // after a delivery that handed JS buffers of their own (a large batch, a body's blobs): the
+    // scope keeps what it handed alive, and a large body's chunks must not outlive their use.
     let mut js = None;
     let more = inline(s).ticks(MAX_ROUNDS, |more| {
         if !s.queue.is_empty() {
@@ -391,8 +393,10 @@ fn run(s: &State) {
                 js = unsafe { Js::open(s) };
             }
             // None: the environment is tearing down; the queue keeps the events.
-            if let Some(js) = &js {
-                deliver(s, js);
+            if let Some(open) = &js {
+                if deliver(s, open) {
+                    js = None;
+                }
             }
         } else if !more {
             return false;
@@ -481,13 +485,17 @@ impl Drop for Js {
     }
 }
 
-/// Calls JS's `onEvents` with everything queued, from a loop callback.
-fn deliver(s: &State, js: &Js) {
+/// Calls JS's `onEvents` with everything queued, from a loop callback. True when JS was handed
+/// a buffer of its own (a large batch, or a body's blobs) rather than only views into the event
+/// arena.
+fn deliver(s: &State, js: &Js) -> bool {
     let env = js.env;
+    let mut own = false;
     s.delivering.set(true);
     // SAFETY: inside `js`'s scope on the JS thread; every out-pointer is a local.
     unsafe {
         s.queue.deliver(env, |batch, blobs, view| {
+            own |= view.is_none() || blobs.is_some();
             let mut result = ptr::null_mut();
             let (args, argc) = crate::queue::args(env, batch, blobs, view, js.undefined);
             let status = sys::napi_make_callback(
@@ -508,6 +516,7 @@ fn deliver(s: &State, js: &Js) {
         });
     }
     s.delivering.set(false);
+    own
 }
 
 unsafe extern "C" fn on_env_cleanup(handle: sys::napi_async_cleanup_hook_handle, arg: *mut c_void) {
