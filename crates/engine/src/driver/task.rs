@@ -53,15 +53,12 @@ impl DriverCtx {
     }
     /// A flush's wakes (`Shared::wake_for_flush`): held for the next tick outside one, run at once
     /// inside one (JS handling the events of a loop callback's tick). The vector is kept either way.
-    pub(crate) fn wake_for_flush(&self, mut wakers: Vec<Waker>) {
+    pub(crate) fn wake_for_flush(&self, wakers: Vec<Waker>) {
         if current().is_none() {
             self.defer_wakes(wakers);
             return;
         }
-        for w in wakers.drain(..) {
-            w.wake();
-        }
-        self.deferred.lock().keep(wakers);
+        self.wake_and_keep(wakers);
     }
     pub(crate) fn defer_wakes(&self, mut wakers: Vec<Waker>) {
         let mut d = self.deferred.lock();
@@ -80,10 +77,13 @@ impl DriverCtx {
     }
     /// Runs the wakes JS's flushes left for this tick (outside the lock: a wake runs engine code).
     pub(crate) fn wake_deferred(&self) {
-        let mut wakes = std::mem::take(&mut self.deferred.lock().wakes);
-        if wakes.capacity() == 0 {
-            return;
+        let wakes = std::mem::take(&mut self.deferred.lock().wakes);
+        if wakes.capacity() > 0 {
+            self.wake_and_keep(wakes);
         }
+    }
+    /// Runs `wakes` (outside the lock) and keeps the emptied vector for the next flush.
+    fn wake_and_keep(&self, mut wakes: Vec<Waker>) {
         for w in wakes.drain(..) {
             w.wake();
         }
