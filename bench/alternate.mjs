@@ -110,7 +110,7 @@ async function client(cfg) {
     while (Date.now() < end) await block(c, Math.max(50, cfg.block / 20), null);
   }
 
-  const results = Object.fromEntries(names.map((n) => [n, { cpu: [], rate: [], samples: [] }]));
+  const results = Object.fromEntries(names.map((n) => [n, { cpu: [], rate: [], samples: [], tails: [] }]));
   for (let b = 0; b < cfg.blocks; b++) {
     for (const api of cfg.apis) {
       const order = b % 2 === 0 ? [`ferro-${api}`, `undici-${api}`] : [`undici-${api}`, `ferro-${api}`];
@@ -124,7 +124,10 @@ async function client(cfg) {
         const cpu = process.cpuUsage(cpu0);
         r.cpu.push((cpu.user + cpu.system) / cfg.block);
         r.rate.push((cfg.block / wallUs) * 1e6);
-        if (samples) r.samples.push(median(samples));
+        if (samples) {
+          r.samples.push(median(samples));
+          r.tails.push(quantile(samples, 0.99));
+        }
       }
     }
   }
@@ -150,8 +153,12 @@ function report(cfg, results, load0, load1) {
     '',
   ];
   const valueName = cfg.mode === 'latency' ? 'p50 µs' : 'req/s';
-  lines.push(`| API | ferro CPU µs/req | undici CPU µs/req | CPU ratio | ferro ${valueName} | undici ${valueName} | ${cfg.mode === 'latency' ? 'p50' : 'req/s'} ratio |`);
-  lines.push('|---|---:|---:|---:|---:|---:|---:|');
+  const latency = cfg.mode === 'latency';
+  lines.push(
+    `| API | ferro CPU µs/req | undici CPU µs/req | CPU ratio | ferro ${valueName} | undici ${valueName} | ${latency ? 'p50' : 'req/s'} ratio |` +
+      (latency ? ' ferro p99 µs | undici p99 µs | p99 ratio |' : ''),
+  );
+  lines.push('|---|---:|---:|---:|---:|---:|---:|' + (latency ? '---:|---:|---:|' : ''));
   for (const api of cfg.apis) {
     const a = results[`ferro-${api}`];
     const b = results[`undici-${api}`];
@@ -161,10 +168,11 @@ function report(cfg, results, load0, load1) {
     lines.push(
       `| ${api} | ${f1(median(a.cpu))} | ${f1(median(b.cpu))} | ${span(pair(a.cpu, b.cpu))} | ` +
         `${cfg.mode === 'latency' ? f1(median(va)) : Math.round(median(va)).toLocaleString('en-US')} | ` +
-        `${cfg.mode === 'latency' ? f1(median(vb)) : Math.round(median(vb)).toLocaleString('en-US')} | ${span(pair(va, vb))} |`,
+        `${cfg.mode === 'latency' ? f1(median(vb)) : Math.round(median(vb)).toLocaleString('en-US')} | ${span(pair(va, vb))} |` +
+        (latency ? ` ${f1(median(a.tails))} | ${f1(median(b.tails))} | ${span(pair(a.tails, b.tails))} |` : ''),
     );
   }
-  if (cfg.mode === 'latency') lines.push('', 'p50: each block\'s median latency; the columns give the median of those.');
+  if (latency) lines.push('', 'p50 / p99: each block\'s median and 99th percentile latency; the columns give the median of those.');
   return lines.join('\n');
 }
 
