@@ -123,6 +123,26 @@ fn fill(server: &mut DuplexStream, frame: &[u8]) -> usize {
     }
 }
 
+/// A ping whose pong (131 bytes with header and mask) the client queues.
+fn big_ping() -> Vec<u8> {
+    sf(true, false, frame::PING, &[9u8; 125])
+}
+
+/// The server sends pings and reads nothing: the client's pongs fill its socket buffer, then its
+/// write queue, and it stops reading. The bytes of pings it took.
+async fn ping_until_it_stops_reading(server: &mut DuplexStream) -> usize {
+    let ping = big_ping();
+    let mut pings = 0;
+    loop {
+        let n = fill(server, &ping);
+        pings += n;
+        settle().await;
+        if n == 0 {
+            return pings;
+        }
+    }
+}
+
 fn close_payload(code: u16, reason: &str) -> Vec<u8> {
     let mut p = code.to_be_bytes().to_vec();
     p.extend_from_slice(reason.as_bytes());
@@ -259,18 +279,7 @@ async fn reading_stops_while_js_is_behind() {
 #[tokio::test]
 async fn a_server_that_reads_none_of_our_pongs_stops_reading_then_fails_the_connection() {
     let mut r = session(1 << 16, start(50), false);
-    let ping = sf(true, false, frame::PING, &[9u8; 125]);
-    // The server sends pings and reads nothing: the client's pongs fill its socket buffer, then
-    // its write queue, and it stops reading.
-    let mut pings = 0;
-    loop {
-        let n = fill(&mut r.server, &ping);
-        pings += n;
-        settle().await;
-        if n == 0 {
-            break;
-        }
-    }
+    let pings = ping_until_it_stops_reading(&mut r.server).await;
     assert!(pings < 1 << 20, "the client stopped reading: {pings} bytes of pings taken");
     let fail = r.rec.events.until(events::WS_FAIL, ID).await.expect("fails once stalled");
     let (code, reason) = status(&fail);
@@ -280,6 +289,37 @@ async fn a_server_that_reads_none_of_our_pongs_stops_reading_then_fails_the_conn
     assert!(reason.ends_with("unread for 50 ms"), "{reason}");
     assert_eq!(r.task.await.unwrap().unwrap(), "stalled");
     assert_eq!(r.rec.events.kinds(ID).last(), Some(&events::END));
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_server_that_reads_our_pongs_slowly_is_not_failed_until_it_stops_reading() {
+    // Paused time: the stall timer fires only when the test moves the clock.
+    let stalled_write = Duration::from_millis(1000);
+    let mut r = session(1 << 16, start(1000), false);
+    ping_until_it_stops_reading(&mut r.server).await;
+    // The server takes a few of our bytes every 0.7 s, for 6.3 s in all: each time the timer
+    // fires (in a step's advance, before that step's read) it finds bytes sent since it was armed,
+    // and is re-armed. So few bytes that the write queue stays past `REPLY_HIGH_WATER` throughout:
+    // the session never unblocks, which would drop the timer and arm a fresh one at the next block.
+    let mut buf = [0u8; 16];
+    for step in 1..=9 {
+        tokio::time::advance(stalled_write * 7 / 10).await;
+        settle().await;
+        assert_eq!(r.rec.events.find(events::WS_FAIL, ID), None, "failed at step {step}");
+        assert!(r.server.read(&mut buf).await.unwrap() > 0);
+        settle().await;
+        assert_eq!(fill(&mut r.server, &big_ping()), 0, "still blocked at step {step}");
+    }
+    // It stops reading: the timer armed before the last read is re-armed once more, then fails.
+    let last_read = tokio::time::Instant::now();
+    let fail = r.rec.events.until(events::WS_FAIL, ID).await.expect("fails once stalled");
+    let waited = last_read.elapsed();
+    assert!(waited > stalled_write && waited <= 2 * stalled_write, "failed {waited:?} after");
+    let (code, reason) = status(&fail);
+    assert_eq!(code, 1008);
+    let queued: usize = reason.split(' ').nth(3).unwrap().parse().unwrap();
+    assert!(queued >= REPLY_HIGH_WATER, "blocked until the end: {reason}");
+    assert_eq!(r.task.await.unwrap().unwrap(), "stalled");
 }
 
 #[test]
