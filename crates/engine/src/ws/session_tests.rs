@@ -291,6 +291,8 @@ async fn a_server_that_reads_none_of_our_pongs_stops_reading_then_fails_the_conn
     assert_eq!(r.rec.events.kinds(ID).last(), Some(&events::END));
 }
 
+// Paused time needs tokio's `test-util`, which `test-hooks` turns on (`npm test` builds with it).
+#[cfg(feature = "test-hooks")]
 #[tokio::test(start_paused = true)]
 async fn a_server_that_reads_our_pongs_slowly_is_not_failed_until_it_stops_reading() {
     // Paused time: the stall timer fires only when the test moves the clock.
