@@ -4,7 +4,16 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { availableParallelism } from 'node:os';
 import { Client, errors } from '../ts/index.js';
-import { defaultDriver, defaultThreads, engineKind, engineThreads, MAX_ENGINE_THREADS, type Machine } from '../ts/native/driver-choice.js';
+import {
+  busyPollMicros,
+  defaultDriver,
+  defaultThreads,
+  engineKind,
+  engineThreads,
+  MAX_BUSY_POLL_US,
+  MAX_ENGINE_THREADS,
+  type Machine,
+} from '../ts/native/driver-choice.js';
 import { engineDriver } from '../ts/native/engine.js';
 import { httpServer } from './fixtures/servers.js';
 import { useCleanup } from './fixtures/cleanup.js';
@@ -88,6 +97,27 @@ describe('the overrides', () => {
       expect(warnings).toEqual([`FERRO_ENGINE_THREADS=${JSON.stringify(value)} is not an integer from 1 to ${MAX_ENGINE_THREADS}; using 1`]);
     },
   );
+});
+
+describe('FERRO_BUSY_POLL_US', () => {
+  it('takes an integer from 0 (off) to the maximum; unset is the engine default', () => {
+    expect([undefined, '', '0', '15', ' 40 ', String(MAX_BUSY_POLL_US)].map((v) => busyPollMicros(v))).toEqual([
+      undefined,
+      undefined,
+      0,
+      15,
+      40,
+      MAX_BUSY_POLL_US,
+    ]);
+  });
+
+  it.each(['-1', '2.5', 'fast', '1e2', String(MAX_BUSY_POLL_US + 1)])('FERRO_BUSY_POLL_US=%j warns once and keeps the default', (value) => {
+    const warnings = warningsOf(() => {
+      expect(busyPollMicros(value)).toBeUndefined();
+      expect(busyPollMicros(value)).toBeUndefined();
+    });
+    expect(warnings).toEqual([`FERRO_BUSY_POLL_US=${JSON.stringify(value)} is not an integer from 0 to ${MAX_BUSY_POLL_US}; using the default`]);
+  });
 });
 
 describe.skipIf(process.platform !== 'linux')('FERRO_ENGINE_THREADS in a running process', () => {

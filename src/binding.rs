@@ -86,19 +86,28 @@ impl NativeEngine {
     /// `onEvents(batch: Buffer, own?: Buffer[])` is called on the JS thread with packed events
     /// (and the payloads of their DATA_OWN events). `inline`: drive the engine from this thread's
     /// event loop instead of a thread of its own, where supported (see `driver` / `fallback` for
-    /// what was made).
+    /// what was made). `busyPollUs`: how long an inline engine's loop may wait awake for a reply
+    /// before it sleeps (0: never; see src/inline/busy_poll.rs).
     #[napi(constructor, catch_unwind)]
     pub fn new(
         env: Env,
         on_events: Function<'_>,
         workers: Option<u32>,
         inline: Option<bool>,
+        busy_poll_us: Option<u32>,
     ) -> Result<Self> {
         let queue = Queue::new(env.raw(), on_events.raw())?;
         let mut fallback = None;
         if inline == Some(true) {
             #[cfg(target_os = "linux")]
-            match crate::inline::InlineLoop::start(env.raw(), &queue, on_events.raw()) {
+            match crate::inline::InlineLoop::start(
+                env.raw(),
+                &queue,
+                on_events.raw(),
+                busy_poll_us.map_or(ferro_engine::driver::busy_poll::DEFAULT_BUDGET, |us| {
+                    Duration::from_micros(us.into())
+                }),
+            ) {
                 Ok((engine, driver)) => {
                     return Ok(NativeEngine {
                         engine,
@@ -135,6 +144,17 @@ impl NativeEngine {
             return "inline";
         }
         "threaded"
+    }
+
+    /// Inline engines that wait for replies awake (src/inline/busy_poll.rs): `[waits, woke]`, the
+    /// waits made and how many ended with the loop having something to do. Null otherwise.
+    #[napi(getter)]
+    pub fn busy_poll(&self) -> Option<Vec<f64>> {
+        #[cfg(target_os = "linux")]
+        if let Some((waits, woke)) = self.inline.as_ref().and_then(|i| i.busy_poll_counts()) {
+            return Some(vec![waits as f64, woke as f64]);
+        }
+        None
     }
 
     /// Why an inline engine was asked for and not made (absent otherwise).

@@ -4,11 +4,12 @@
 //! for the earliest deadline an engine task waits on, and each tick's events go to JS straight
 //! from the uv callback (`napi_make_callback`, which then runs nextTicks and microtasks). A tick
 //! made inside a call from JS (`flush`) never calls back into JS: its events hop to a later turn.
+mod busy_poll;
 mod deliver;
 
 use crate::queue::Queue;
 use deliver::{deliver, Js};
-use ferro_engine::driver::Inline;
+use ferro_engine::driver::{BusyPoll, Inline};
 use ferro_engine::{Engine, EventSink};
 use napi::sys;
 use std::alloc::{alloc_zeroed, dealloc, Layout};
@@ -18,7 +19,7 @@ use std::ffi::c_void;
 use std::ptr;
 use std::rc::Rc;
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 type UvHandle = c_void;
 type UvLoop = sys::uv_loop_s;
@@ -66,8 +67,12 @@ struct State {
     queue: Arc<Queue>,
     callback: sys::napi_ref,
     async_ctx: sys::napi_async_context,
+    lp: *mut UvLoop,
     poll: *mut UvHandle,
     timer: *mut UvHandle,
+    /// The busy-poll handle (`inline/busy_poll.rs`), null without one.
+    prepare: Cell<*mut UvHandle>,
+    busy: Cell<BusyPoll>,
     /// The timer's deadline (None: stopped).
     armed: Cell<Option<Instant>>,
     referenced: Cell<bool>,
@@ -184,6 +189,7 @@ impl InlineLoop {
         env: sys::napi_env,
         queue: &Arc<Queue>,
         callback: sys::napi_value,
+        busy_poll: Duration,
     ) -> Result<(Arc<Engine>, InlineLoop), String> {
         let (engine, fd) = build_engine(queue.clone())?;
         let engine = Arc::new(engine);
@@ -238,8 +244,11 @@ impl InlineLoop {
             queue: queue.clone(),
             callback: callback_ref,
             async_ctx,
+            lp,
             poll: poll_h,
             timer: timer_h,
+            prepare: Cell::new(ptr::null_mut()),
+            busy: Cell::new(BusyPoll::new(busy_poll)),
             armed: Cell::new(None),
             referenced: Cell::new(false),
             closing: Cell::new(false),
@@ -269,7 +278,9 @@ impl InlineLoop {
             }
             return Err(format!("libuv refused the loop handles (uv_poll_init {poll_init}, uv_timer_init {timer_init})"));
         }
-        // SAFETY: both handles are initialised on this loop; each data slot takes one strong count
+        // SAFETY: on the loop's thread, `lp` live (see above).
+        let prepare_h = unsafe { busy_poll::init(lp, busy_poll) };
+        // SAFETY: the handles are initialised on this loop; each data slot takes one strong count
         // that its close callback (`closed`) gives back, and `open` counts those callbacks. The
         // callbacks are `extern "C"` functions of the signatures libuv calls.
         let started = unsafe {
@@ -279,6 +290,14 @@ impl InlineLoop {
             // Idle until JS has requests in flight (`set_ref`).
             uv_unref(poll_h);
             uv_unref(timer_h);
+            if let Some(h) = prepare_h {
+                set_data(h, Rc::into_raw(state.clone()));
+                state.open.set(3);
+                state.prepare.set(h);
+                // Never what keeps the process alive: it only runs while the loop does.
+                uv_unref(h);
+                busy_poll::start(h);
+            }
             uv_poll_start(poll_h, UV_READABLE, on_readable)
         };
         if started != 0 {
@@ -335,6 +354,12 @@ impl InlineLoop {
         }
     }
 
+    /// The busy-poll waits made so far and how many the loop woke from in time (None: off).
+    pub(crate) fn busy_poll_counts(&self) -> Option<(u64, u64)> {
+        let s = &*self.state;
+        (!s.prepare.get().is_null()).then(|| s.busy.get().counts())
+    }
+
     /// Closes the loop handles; the engine is not driven any more.
     pub(crate) fn close(&self) {
         close(&self.state);
@@ -357,11 +382,15 @@ fn close(s: &State) {
     if s.closing.replace(true) {
         return;
     }
-    // SAFETY: `closing` was false, so both handles are open and closed exactly once, here; their
+    // SAFETY: `closing` was false, so the handles are open and closed exactly once, here; their
     // close callbacks release the State counts and free the memory.
     unsafe {
         uv_close(s.poll, on_poll_closed);
         uv_close(s.timer, on_timer_closed);
+        let prepare = s.prepare.get();
+        if !prepare.is_null() {
+            uv_close(prepare, on_prepare_closed);
+        }
     }
 }
 
@@ -456,6 +485,10 @@ unsafe extern "C" fn on_poll_closed(h: *mut UvHandle) {
 unsafe extern "C" fn on_timer_closed(h: *mut UvHandle) {
     // SAFETY: libuv's close callback of the timer handle `start` gave a State count.
     unsafe { closed(h, UV_TIMER) };
+}
+unsafe extern "C" fn on_prepare_closed(h: *mut UvHandle) {
+    // SAFETY: libuv's close callback of the prepare handle `start` gave a State count.
+    unsafe { closed(h, busy_poll::UV_PREPARE) };
 }
 unsafe extern "C" fn on_unused_poll_closed(h: *mut UvHandle) {
     // SAFETY: libuv is done with the handle (its close callback) and it holds no State count.

@@ -104,6 +104,8 @@ export interface NativePool {
 }
 
 export interface NativeEngine {
+  /** Inline engines that wait for replies awake: [waits made, of them woken in time]; else null. */
+  readonly busyPoll: [number, number] | null;
   createPool(cfg: PoolConfig): NativePool;
   ref(): void;
   unref(): void;
@@ -175,6 +177,8 @@ export interface NativeBinding {
     onEvents: (batch: Buffer | ArrayBuffer, own?: Buffer[], offset?: number, length?: number) => void,
     workers?: number,
     inline?: boolean,
+    /** How long an inline engine's loop may wait awake for a reply before it sleeps (0: never; default 50). */
+    busyPollUs?: number,
   ) => NativeEngine;
   NativeConnCap: new (limit: number) => NativeConnCap;
   /** Null when the body passes as it is; throws (code DECODE_TOO_MANY_CODINGS) on a hostile list. */

@@ -1,7 +1,8 @@
 // How the engine is driven when the code does not say (issue 33 item 5): which driver, and how many
 // worker threads the threaded one gets, from the CPUs this process may use. `FERRO_ENGINE` and
-// `FERRO_ENGINE_THREADS` override the choice; a value that is not valid is reported once as a
-// process warning and the automatic choice is used instead (never a throw from a dispatch).
+// `FERRO_ENGINE_THREADS` override the choice, `FERRO_BUSY_POLL_US` the inline driver's wait for a
+// reply awake; a value that is not valid is reported once as a process warning and the automatic
+// choice is used instead (never a throw from a dispatch).
 // The measurements behind the rules: docs/performance/threads.md.
 import { availableParallelism } from 'node:os';
 import { InvalidArgumentError } from '../core/errors.js';
@@ -39,6 +40,12 @@ export function defaultThreads(m: Machine): number {
   return m.cores >= 8 ? 2 : 1;
 }
 
+/** A variable's value as a plain decimal integer from `min` to `max` (spaces around allowed), else null. */
+function integerIn(env: string, min: number, max: number): number | null {
+  const n = /^\s*\d+\s*$/.test(env) ? Number(env) : NaN;
+  return n >= min && n <= max ? n : null;
+}
+
 const warned = new Set<string>();
 function warnOnce(name: string, value: string, expected: string, used: string | number): void {
   const key = `${name}=${value}`;
@@ -63,8 +70,23 @@ export function engineKind(option?: unknown, env: string | undefined = process.e
 export function engineThreads(env: string | undefined = process.env.FERRO_ENGINE_THREADS, m: Machine = here()): number {
   const chosen = defaultThreads(m);
   if (env === undefined || env === '') return chosen;
-  const n = /^\s*\d+\s*$/.test(env) ? Number(env) : NaN;
-  if (n >= 1 && n <= MAX_ENGINE_THREADS) return n;
+  const n = integerIn(env, 1, MAX_ENGINE_THREADS);
+  if (n !== null) return n;
   warnOnce('FERRO_ENGINE_THREADS', env, `an integer from 1 to ${MAX_ENGINE_THREADS}`, chosen);
   return chosen;
+}
+
+/** The most `FERRO_BUSY_POLL_US` may ask for: a longer wait only burns CPU a network reply never repays. */
+export const MAX_BUSY_POLL_US = 1000;
+
+/**
+ * How long the inline driver's loop may wait awake for a reply before it sleeps, in µs:
+ * `FERRO_BUSY_POLL_US` (an integer 0–1000, 0 turns it off), else undefined (the engine's default).
+ */
+export function busyPollMicros(env: string | undefined = process.env.FERRO_BUSY_POLL_US): number | undefined {
+  if (env === undefined || env === '') return undefined;
+  const n = integerIn(env, 0, MAX_BUSY_POLL_US);
+  if (n !== null) return n;
+  warnOnce('FERRO_BUSY_POLL_US', env, `an integer from 0 to ${MAX_BUSY_POLL_US}`, 'the default');
+  return undefined;
 }

@@ -8,7 +8,7 @@ import { deliveredBatch } from './frames.js';
 import { RequestTable } from './request-table.js';
 import { forgetObservation } from '../core/diagnostics.js';
 import { libDebug } from '../core/debug.js';
-import { engineKind, engineThreads, type EngineKind } from './driver-choice.js';
+import { busyPollMicros, engineKind, engineThreads, type EngineKind } from './driver-choice.js';
 
 /** The driver choice lives in driver-choice.ts; callers take it from here with the engine. */
 export { engineKind, type EngineKind };
@@ -52,7 +52,7 @@ function entry(kind: EngineKind): Entry {
         delivering = null;
       }
     };
-    const native = new binding.NativeEngine(onEvents, workers, kind === 'inline');
+    const native = new binding.NativeEngine(onEvents, workers, kind === 'inline', busyPollMicros());
     if (native.fallback !== null) libDebug?.(`inline engine unavailable, using the threaded one: ${native.fallback}`);
     const self: Entry = { native, bridges, open: 0, referenced: false, unrefQueued: false };
     e = self;
@@ -74,6 +74,11 @@ const entryOf = (id: number): Entry | undefined => owners.get(id) ?? primary ?? 
 /** The engine driver actually running for `kind` (an inline request may fall back). */
 export function engineDriver(kind: EngineKind): EngineKind {
   return entry(kind).native.driver;
+}
+
+/** The `kind` engine's waits for replies awake, [made, woken in time]; null when it makes none. */
+export function engineBusyPoll(kind: EngineKind): [number, number] | null {
+  return entry(kind).native.busyPoll;
 }
 
 export function createPool(cfg: PoolConfig, sink: PoolSink, kind: EngineKind = engineKind()): NativePool {

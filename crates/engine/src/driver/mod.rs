@@ -7,11 +7,13 @@
 //! sleeps through [`timer::Timer`], which record, for an inline runtime, which tasks were woken but
 //! not yet polled and which deadlines are live: the two things tokio does not expose and an
 //! outside event loop needs. On a threaded runtime both cost one branch / one thread-local read.
+pub mod busy_poll;
 pub mod inline;
 mod local;
 pub mod task;
 pub mod timer;
 
+pub use busy_poll::BusyPoll;
 pub use inline::Inline;
 pub use task::DriverCtx;
 pub use timer::Timer;
