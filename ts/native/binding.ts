@@ -177,7 +177,7 @@ export interface NativeBinding {
     onEvents: (batch: Buffer | ArrayBuffer, own?: Buffer[], offset?: number, length?: number) => void,
     workers?: number,
     inline?: boolean,
-    /** How long an inline engine's loop may wait awake for a reply before it sleeps (0: never; default 50). */
+    /** How long an inline engine's loop may wait awake for a reply before it sleeps (0: never; default 15). */
     busyPollUs?: number,
   ) => NativeEngine;
   NativeConnCap: new (limit: number) => NativeConnCap;
